@@ -1,0 +1,35 @@
+"""richlazy.simulate — compact torch simulator: batched networks, Langevin posterior sampler,
+sampling driver, tasks and data. Never imports richlazy.theory.
+
+Randomness is always explicit (``torch.Generator`` / seeds); device ``"auto"`` picks CUDA when
+available.
+"""
+
+from ._activations import ACTIVATIONS, activation_pair
+from ._device import make_generator, resolve_device, resolve_dtype
+from ._driver import ChainRun, SamplerDivergedError, atomic_torch_save, run_chain
+from ._langevin import LangevinState, Potential, langevin_init, langevin_step, paper_step_size
+from ._networks import REGIMES, NetworkPosterior, NetworkSpec
+from ._tasks import ToyTask, orthogonal_toy_task
+
+__all__ = [
+    "ACTIVATIONS",
+    "REGIMES",
+    "ChainRun",
+    "LangevinState",
+    "NetworkPosterior",
+    "NetworkSpec",
+    "Potential",
+    "SamplerDivergedError",
+    "ToyTask",
+    "activation_pair",
+    "atomic_torch_save",
+    "langevin_init",
+    "langevin_step",
+    "make_generator",
+    "orthogonal_toy_task",
+    "paper_step_size",
+    "resolve_device",
+    "resolve_dtype",
+    "run_chain",
+]

@@ -1,0 +1,207 @@
+"""The one loop that runs a sampler: burn-in, thinning, progress bar, divergence detection,
+periodic atomic checkpoints and exact resume.
+
+The step function is pure: ``step_fn(state, generator) -> (state, info)``. The driver owns the
+``torch.Generator``; a checkpoint stores the sampler state, the generator state, the step counter
+and every observation recorded so far, so a resumed run continues the very same random stream
+and ends bit-for-bit where an uninterrupted run would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import os
+import pathlib
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields, is_dataclass, replace
+
+import torch
+from tqdm.auto import tqdm
+
+__all__ = ["ChainRun", "SamplerDivergedError", "run_chain", "atomic_torch_save"]
+
+
+class SamplerDivergedError(FloatingPointError):
+    """The chain produced NaN/inf; the message says when and what to change."""
+
+
+@dataclass(frozen=True)
+class ChainRun:
+    """Result of :func:`run_chain`.
+
+    samples : dict name -> tensor (S, ...) of observations (on CPU), S = number recorded.
+    sample_steps : (S,) step index of each observation.
+    state : final sampler state.
+    n_steps : total steps taken;  seconds : wall time of this call (excludes earlier sessions);
+    resumed_from : step a checkpoint was resumed from (None when started fresh).
+    """
+
+    samples: dict
+    sample_steps: torch.Tensor
+    state: object
+    n_steps: int
+    seconds: float
+    resumed_from: int | None
+
+
+def atomic_torch_save(obj, path: pathlib.Path) -> None:
+    """Write ``obj`` with torch.save to a temp file in the same folder, then rename: a reader
+    never sees a half-written checkpoint."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _state_to_dict(state):
+    if not is_dataclass(state):
+        raise TypeError(f"sampler state must be a dataclass, got {type(state).__name__}")
+    return {f.name: getattr(state, f.name) for f in fields(state)}
+
+
+def _check_pos_int(name, v, minimum=1):
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+    return v
+
+
+def run_chain(
+    state,
+    step_fn: Callable,
+    *,
+    n_steps: int,
+    generator: torch.Generator,
+    burn_in: int = 0,
+    thin: int = 1,
+    observe: Callable | None = None,
+    checkpoint_path: str | os.PathLike | None = None,
+    checkpoint_every: int = 1000,
+    config: dict | None = None,
+    divergence_check_every: int = 50,
+    divergence_hint: str = "reduce the step size or the temperature",
+    progress: bool = True,
+    desc: str = "sampling",
+) -> ChainRun:
+    """Run ``n_steps`` steps of ``step_fn`` from ``state``.
+
+    Parameters
+    ----------
+    state : dataclass with a ``theta`` tensor field (e.g. :class:`LangevinState`).
+    step_fn : ``(state, generator) -> (state, info)``; ``info`` may hold a ``"loss"`` tensor.
+    n_steps : total number of steps (including burn-in).
+    generator : the torch.Generator the steps draw from (its state is checkpointed).
+    burn_in : steps before the first observation;  thin : observe every ``thin`` steps after it.
+    observe : ``state -> dict[str, tensor]`` small observables recorded at each kept step.
+    checkpoint_path : file for periodic atomic checkpoints; if it exists, the run resumes from it
+        (after checking that ``config`` matches the one stored).
+    checkpoint_every : steps between checkpoints.
+    config : JSON-serialisable description of the run; stored in checkpoints and compared on
+        resume so that a checkpoint of a different run is never continued silently.
+    divergence_check_every : steps between NaN/inf checks of the positions and the loss.
+    divergence_hint : advice appended to the divergence error.
+    progress : show a tqdm progress bar on stderr.
+    """
+    n_steps = _check_pos_int("n_steps", n_steps)
+    burn_in = _check_pos_int("burn_in", burn_in, minimum=0)
+    thin = _check_pos_int("thin", thin)
+    checkpoint_every = _check_pos_int("checkpoint_every", checkpoint_every)
+    divergence_check_every = _check_pos_int("divergence_check_every", divergence_check_every)
+    if burn_in >= n_steps and observe is not None:
+        raise ValueError(f"burn_in ({burn_in}) must be smaller than n_steps ({n_steps})")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    cfg_json = json.dumps(config if config is not None else {}, sort_keys=True, default=str)
+    cfg_hash = hashlib.sha256(cfg_json.encode()).hexdigest()
+
+    records: dict[str, list] = {}
+    steps_rec: list[int] = []
+    resumed_from = None
+    if checkpoint_path is not None:
+        checkpoint_path = pathlib.Path(checkpoint_path)
+        if checkpoint_path.exists():
+            ck = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
+            if ck.get("config_hash") != cfg_hash:
+                raise ValueError(
+                    f"checkpoint {checkpoint_path.name} belongs to a different run configuration; "
+                    "delete it or pass the same config to resume"
+                )
+            sd = ck["state"]
+            sd = {k: (v.to(state.theta.device) if torch.is_tensor(v) else v) for k, v in sd.items()}
+            state = replace(state, **sd)
+            generator.set_state(ck["generator"])
+            records = {k: list(v) for k, v in ck["records"].items()}
+            steps_rec = list(ck["sample_steps"])
+            resumed_from = int(state.step)
+
+    def save():
+        if checkpoint_path is None:
+            return
+        atomic_torch_save(
+            {
+                "config": cfg_json,
+                "config_hash": cfg_hash,
+                "state": {k: (v.detach().cpu() if torch.is_tensor(v) else v)
+                          for k, v in _state_to_dict(state).items()},
+                "generator": generator.get_state(),
+                "records": records,
+                "sample_steps": steps_rec,
+            },
+            checkpoint_path,
+        )
+
+    t0 = time.perf_counter()
+    start = int(state.step)
+    bar = tqdm(total=n_steps, initial=start, disable=not progress, desc=desc, leave=False,
+               mininterval=1.0, unit="step")
+    info = {}
+    try:
+        while state.step < n_steps:
+            state, info = step_fn(state, generator)
+            k = int(state.step)
+            if k % divergence_check_every == 0 or k == n_steps:
+                bad = not bool(torch.isfinite(state.theta).all())
+                loss = info.get("loss") if isinstance(info, dict) else None
+                if loss is not None and not bool(torch.isfinite(loss).all()):
+                    bad = True
+                if bad:
+                    raise SamplerDivergedError(
+                        f"{desc}: non-finite parameters or loss at step {k} (checked every "
+                        f"{divergence_check_every} steps); {divergence_hint}"
+                    )
+            if observe is not None and k > burn_in and (k - burn_in) % thin == 0:
+                obs = observe(state)
+                for name, v in obs.items():
+                    records.setdefault(name, []).append(v.detach().to("cpu", copy=True))
+                steps_rec.append(k)
+            if k % checkpoint_every == 0 and k < n_steps:
+                save()
+            bar.update(1)
+            if progress and k % 500 == 0 and isinstance(info, dict) and "loss" in info:
+                bar.set_postfix(loss=f"{float(info['loss'].mean()):.3g}", refresh=False)
+    finally:
+        bar.close()
+    save()
+    samples = {k: torch.stack(v) for k, v in records.items()}
+    return ChainRun(
+        samples=samples,
+        sample_steps=torch.tensor(steps_rec, dtype=torch.long),
+        state=state,
+        n_steps=int(state.step),
+        seconds=time.perf_counter() - t0,
+        resumed_from=resumed_from,
+    )
+
+

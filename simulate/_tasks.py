@@ -1,0 +1,101 @@
+"""Toy classification task of seed 000: orthogonal inputs, classes with fixed ratios, one-hot
+targets (seed 000 Methods, "Parameters used in Figures"; notes §8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ToyTask", "orthogonal_toy_task"]
+
+
+@dataclass(frozen=True)
+class ToyTask:
+    """Training set of the toy task (numpy, float64).
+
+    X : (N0, P)   inputs as columns with ``X^T X / N0 = I_P`` (orthogonal, norm sqrt(N0)).
+    Y : (P, m)    targets: y_plus for the input's class, y_minus for the others.
+    labels : (P,) class of each input; the first ratios[0]*P inputs are class 0, and so on.
+    ratios : class fractions; y_plus, y_minus : target values.
+    basis : (N0, N0) orthonormal basis whose first P columns span the inputs (the remaining
+            columns give test inputs orthogonal to the training set).
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    labels: np.ndarray
+    ratios: tuple
+    y_plus: float
+    y_minus: float
+    basis: np.ndarray
+
+    @property
+    def P(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def N0(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.Y.shape[1]
+
+    def class_targets(self) -> np.ndarray:
+        """(m, m) matrix whose row c is the target vector y_c of class c."""
+        return self.y_minus + (self.y_plus - self.y_minus) * np.eye(self.m)
+
+
+def _class_counts(P, ratios):
+    raw = np.asarray(ratios, dtype=float) * P
+    counts = np.floor(raw).astype(int)
+    # distribute the remainder to the classes with the largest fractional parts, in order
+    rem = P - counts.sum()
+    order = np.argsort(-(raw - counts), kind="stable")
+    counts[order[:rem]] += 1
+    return counts
+
+
+def orthogonal_toy_task(
+    P: int,
+    N0: int,
+    *,
+    ratios=(0.5, 0.25, 0.25),
+    y_plus: float = 1.0,
+    y_minus: float = 0.0,
+    seed: int = 0,
+) -> ToyTask:
+    """Orthogonal toy task: ``x_mu . x_nu / N0 = delta_mu_nu`` (seed 000, Fig. 2 caption).
+
+    Inputs are ``X = sqrt(N0) Q[:, :P]`` with Q a random orthogonal N0 x N0 matrix (QR of a
+    Gaussian matrix drawn with ``numpy.random.default_rng(seed)``). The first ``ratios[0] * P``
+    inputs are class 0, the next ``ratios[1] * P`` class 1, etc. (rounded so the counts sum to P).
+    Targets are one-hot with values y_plus / y_minus.
+    """
+    for name, v in (("P", P), ("N0", N0), ("seed", seed)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an integer, got {v!r}")
+    if P < 1:
+        raise ValueError(f"P must be >= 1, got {P}")
+    if N0 < P:
+        raise ValueError(f"N0 must be >= P for orthogonal inputs, got N0={N0} < P={P}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    r = np.asarray(ratios, dtype=float)
+    if r.ndim != 1 or r.size < 1 or np.any(r <= 0) or not np.isclose(r.sum(), 1.0):
+        raise ValueError(f"ratios must be positive class fractions summing to 1, got {ratios!r}")
+    for name, v in (("y_plus", y_plus), ("y_minus", y_minus)):
+        if not np.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {v!r}")
+    counts = _class_counts(P, r)
+    if np.any(counts == 0):
+        raise ValueError(f"P={P} is too small for ratios {tuple(r)}: some class would be empty")
+    rng = np.random.default_rng(seed)
+    Q, R = np.linalg.qr(rng.standard_normal((N0, N0)))
+    Q = Q * np.sign(np.diag(R))[None, :]
+    X = np.sqrt(N0) * Q[:, :P]
+    labels = np.repeat(np.arange(r.size), counts)
+    m = r.size
+    Y = np.where(np.eye(m, dtype=bool)[labels], float(y_plus), float(y_minus))
+    return ToyTask(X, Y, labels, tuple(float(x) for x in r), float(y_plus), float(y_minus), Q)

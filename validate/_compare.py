@@ -1,0 +1,124 @@
+"""Comparison records: one theory-vs-simulation quantity with its tolerance and verdict.
+
+Every quantity a validation case reports is a :class:`Quantity`. Two kinds of tolerance exist and
+each quantity states which one decides ``passed``:
+
+* ``"z"``: pass iff ``|theory - simulation| <= z_tol * stderr``, where ``stderr`` is the standard
+  error of the simulated value (autocorrelation-aware; see :mod:`richlazy.validate.stats`). Used
+  when the statistical error dominates.
+* ``"rel"``: pass iff ``|theory - simulation| <= rel_tol * |theory|``. Used when a known systematic
+  effect dominates (finite width N, finite temperature T, finite step size), with the tolerance
+  stated in advance from the expected order of that effect.
+* ``"abs"``: pass iff ``|theory - simulation| <= abs_tol`` (for quantities whose theory value is 0).
+
+Both ``z`` and ``rel_error`` are always recorded when they are defined, so a reader sees the
+statistical and the relative picture whatever decided the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+__all__ = ["Quantity", "compare"]
+
+_KINDS = ("z", "rel", "abs")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One compared quantity.
+
+    Attributes
+    ----------
+    name : str
+        What is compared, e.g. ``"U[0,0]"`` or ``"kernel block (c0,c1)"``.
+    theory, simulation : float
+        Theory prediction and simulated estimate.
+    stderr : float or None
+        Standard error of ``simulation`` (None when the simulation is deterministic).
+    z : float or None
+        ``(theory - simulation) / stderr``; None when ``stderr`` is None or 0.
+    rel_error : float or None
+        ``(simulation - theory) / |theory|``; None when ``theory == 0``.
+    tolerance_kind : {"z", "rel", "abs"}
+        Which criterion decides ``passed``.
+    tolerance : float
+        The threshold for that criterion.
+    passed : bool
+    note : str
+        Why this tolerance (e.g. "finite-N bias O(1/N) with N=64").
+    """
+
+    name: str
+    theory: float
+    simulation: float
+    stderr: float | None
+    z: float | None
+    rel_error: float | None
+    tolerance_kind: str
+    tolerance: float
+    passed: bool
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for key in ("theory", "simulation", "stderr", "z", "rel_error", "tolerance"):
+            v = d[key]
+            if v is not None and not math.isfinite(v):
+                d[key] = None if math.isnan(v) else (math.inf if v > 0 else -math.inf)
+        return d
+
+
+def compare(
+    name: str,
+    theory: float,
+    simulation: float,
+    *,
+    stderr: float | None = None,
+    kind: str = "z",
+    tol: float,
+    note: str = "",
+) -> Quantity:
+    """Build a :class:`Quantity` and decide ``passed`` with the stated tolerance.
+
+    Parameters
+    ----------
+    name : str
+    theory, simulation : float
+    stderr : float, optional
+        Required (and > 0) when ``kind == "z"``.
+    kind : {"z", "rel", "abs"}
+    tol : float
+        Threshold (> 0): number of standard errors, relative error or absolute error.
+    note : str
+        Rationale for the tolerance.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, got {name!r}")
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    theory = float(theory)
+    simulation = float(simulation)
+    if not (isinstance(tol, (int, float)) and tol > 0 and math.isfinite(tol)):
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}")
+    if stderr is not None:
+        stderr = float(stderr)
+        if not (stderr >= 0):
+            raise ValueError(f"stderr must be >= 0 or None, got {stderr!r}")
+    if kind == "z" and not stderr:
+        raise ValueError(f"kind='z' needs a positive stderr for quantity {name!r}, got {stderr!r}")
+    if kind == "rel" and theory == 0.0:
+        raise ValueError(f"kind='rel' needs a non-zero theory value for quantity {name!r}")
+    diff = theory - simulation
+    z = diff / stderr if stderr else None
+    rel = (simulation - theory) / abs(theory) if theory != 0.0 else None
+    if kind == "z":
+        passed = abs(z) <= tol
+    elif kind == "rel":
+        passed = abs(rel) <= tol
+    else:
+        passed = abs(diff) <= tol
+    if not (math.isfinite(theory) and math.isfinite(simulation)):
+        passed = False
+    return Quantity(name, theory, simulation, stderr, z, rel, kind, float(tol), bool(passed), note)
