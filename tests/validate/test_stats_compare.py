@@ -1,0 +1,88 @@
+"""MCMC standard errors and comparison records."""
+
+import math
+
+import numpy as np
+import pytest
+
+from richlazy.validate import compare
+from richlazy.validate.stats import batch_means, effective_sample_size, estimate
+
+
+def _ar1(phi, S, E, seed):
+    rng = np.random.default_rng(seed)
+    x = np.zeros((S, E))
+    e = rng.standard_normal((S, E)) * np.sqrt(1 - phi**2)
+    x[0] = rng.standard_normal(E)
+    for t in range(1, S):
+        x[t] = phi * x[t - 1] + e[t]
+    return x
+
+
+def test_batch_means_and_ess_on_ar1_process():
+    """AR(1) with unit variance: integrated autocorrelation time (1 + phi) / (1 - phi)."""
+    phi, S, E = 0.8, 40000, 4
+    tau = (1 + phi) / (1 - phi)
+    x = _ar1(phi, S, E, 0)
+    mean, se = batch_means(x, n_batches=10)
+    se_true = math.sqrt(tau / (S * E))
+    assert abs(se / se_true - 1) < 0.3
+    assert abs(mean) < 5 * se_true
+    ess = effective_sample_size(x)
+    assert abs(ess / (S * E / tau) - 1) < 0.15
+
+
+def test_ess_of_independent_samples_is_sample_count():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4000, 3, 2))
+    ess = effective_sample_size(x)
+    assert ess.shape == (2,)
+    assert np.all(np.abs(ess / 12000 - 1) < 0.15)
+
+
+def test_estimate_shapes_and_validation():
+    x = np.random.default_rng(2).standard_normal((100, 4, 3, 2))
+    est = estimate(x)
+    assert est.mean.shape == est.stderr.shape == est.ess.shape == (3, 2)
+    with pytest.raises(ValueError, match=r"shape \(S, E, ...\)"):
+        batch_means(np.ones(5))
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        batch_means(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        batch_means(np.full((5, 2), np.nan))
+    with pytest.raises(ValueError, match="n_batches must be an int >= 1"):
+        batch_means(np.ones((5, 2)), n_batches=0)
+
+
+def test_compare_kinds():
+    q = compare("a", 1.0, 1.1, stderr=0.05, kind="z", tol=3)
+    assert q.z == pytest.approx(-2.0) and q.rel_error == pytest.approx(0.1) and q.passed
+    q = compare("a", 1.0, 1.2, stderr=0.05, kind="z", tol=3)
+    assert not q.passed
+    q = compare("b", 2.0, 2.1, kind="rel", tol=0.04)
+    assert not q.passed and q.z is None
+    assert compare("b", 2.0, 2.05, kind="rel", tol=0.04).passed
+    q = compare("c", 0.0, 0.01, stderr=0.01, kind="abs", tol=0.02)
+    assert q.passed and q.rel_error is None and q.z == pytest.approx(-1.0)
+    assert not compare("d", 1.0, float("nan"), kind="rel", tol=1.0).passed
+    d = compare("e", 1.0, 1.0, kind="rel", tol=0.1, note="why").to_dict()
+    assert set(d) >= {"name", "theory", "simulation", "stderr", "z", "rel_error", "tolerance", "passed"}
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(kind="sigma"), ValueError, "kind must be one of"),
+        (dict(kind="z"), ValueError, "kind='z' needs a positive stderr"),
+        (dict(kind="rel", tol=-1), ValueError, "tol must be a finite number > 0"),
+        (dict(kind="rel", theory=0.0), ValueError, "non-zero theory value"),
+        (dict(stderr=-1.0, kind="abs"), ValueError, "stderr must be >= 0"),
+        (dict(name=""), TypeError, "name must be a non-empty str"),
+    ],
+)
+def test_compare_validation(kwargs, exc, match):
+    base = dict(name="q", theory=1.0, simulation=1.0, kind="abs", tol=0.1)
+    base.update(kwargs)
+    name, th, sim = base.pop("name"), base.pop("theory"), base.pop("simulation")
+    with pytest.raises(exc, match=match):
+        compare(name, th, sim, **base)
