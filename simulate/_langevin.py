@@ -46,11 +46,18 @@ def langevin_init(theta: torch.Tensor) -> LangevinState:
 
 
 def langevin_step(state: LangevinState, potential: Potential, *, step_size: float,
-                  generator: torch.Generator):
-    """One ULA step; returns ``(new_state, info)`` and does not modify ``state``."""
+                  generator: torch.Generator, noise_dtype: torch.dtype | None = torch.float32):
+    """One ULA step; returns ``(new_state, info)`` and does not modify ``state``.
+
+    ``noise_dtype``: dtype in which the Gaussian noise is drawn before it is cast to the dtype
+    of ``theta`` (None: draw in theta's dtype). The default float32 is a deliberate speed choice:
+    torch's float64 normal sampler on the CPU is ~5x slower than its float32 one, and a relative
+    precision of 2^-24 per noise draw is far below any statistical error of a sampling run. The
+    drift is always computed in theta's dtype.
+    """
     g, info = potential.grad(state.theta)
-    noise = torch.randn(state.theta.shape, generator=generator, device=state.theta.device,
-                        dtype=state.theta.dtype)
+    nd = state.theta.dtype if noise_dtype is None else noise_dtype
+    noise = torch.randn(state.theta.shape, generator=generator, device=state.theta.device, dtype=nd)
     new = torch.add(state.theta, g, alpha=-step_size)
     new.add_(noise, alpha=math.sqrt(2.0 * step_size))
     return LangevinState(theta=new, step=state.step + 1), info

@@ -13,6 +13,18 @@ and the posterior (seed 000 Methods, notes §1.2) is ``p(theta) ∝ exp(-Phi(the
 
 Gradients are written out by hand (batched matmuls), not by autograd; a test checks them against
 autograd.
+
+Input-span projection (``project_inputs=True``). Only the part of W^1 inside span(X) enters the
+likelihood: with a thin QR decomposition ``X = Q R`` (Q: N0 x P orthonormal columns), write
+``W^1 = Wt Q^T + W_perp`` with ``Wt = W^1 Q`` (N x P). The posterior factorises into a posterior
+over (Wt, W^2.., A) and the *prior* over W_perp, because the prior is isotropic. The sampler then
+evolves Wt only (``z^1 = Wt R / sqrt(N0)`` on the training inputs; R is diagonal for orthogonal
+inputs, which removes the large matrix products altogether), and the W_perp contribution to
+preactivations on other inputs, ``W_perp x / sqrt(N0)`` - Gaussian with covariance
+``sigma_w2 x_perp^T x'_perp / N0``, independent of everything else - is drawn fresh from a
+generator whenever such inputs are evaluated. Posterior expectations at equal times are exactly
+those of the full parametrisation; only time correlations of W_perp are not represented. The
+projection is used when P < N0 and X has full column rank.
 """
 
 from __future__ import annotations
@@ -61,8 +73,8 @@ class NetworkSpec:
     def readout_scale(self) -> float:
         return 1.0 / self.N if self.regime == "nonlazy" else 1.0 / math.sqrt(self.N)
 
-    def shapes(self) -> list[tuple[str, tuple[int, int]]]:
-        out = [("W1", (self.N, self.N0))]
+    def shapes(self, first_in: int | None = None) -> list[tuple[str, tuple[int, int]]]:
+        out = [("W1", (self.N, self.N0 if first_in is None else first_in))]
         out += [(f"W{l}", (self.N, self.N)) for l in range(2, self.L + 1)]
         out.append(("A", (self.N, self.m)))
         return out
@@ -95,10 +107,14 @@ class NetworkPosterior:
     T : float > 0        temperature (rescaled by N in the non-lazy regime).
     sigma_a2 : float > 0 readout prior variance;  sigma_w2 : hidden prior variance (default 1).
     device, dtype : torch device / dtype of the parameters (X, Y are moved there).
+    project_inputs : sample only the part of W^1 inside span(X) (see module doc); then
+        ``unflatten(theta)["W1"]`` has shape (E, N, P) and evaluating inputs outside span(X)
+        needs a ``generator``. Ignored (``self.projected`` is False) unless P < N0 and X has
+        full column rank.
     """
 
     def __init__(self, spec: NetworkSpec, X, Y, *, T: float, sigma_a2: float, sigma_w2: float = 1.0,
-                 device="cpu", dtype=torch.float64):
+                 device="cpu", dtype=torch.float64, project_inputs: bool = False):
         if not isinstance(spec, NetworkSpec):
             raise TypeError(f"spec must be a NetworkSpec, got {type(spec).__name__}")
         for name, v in (("T", T), ("sigma_a2", sigma_a2), ("sigma_w2", sigma_w2)):
@@ -115,6 +131,20 @@ class NetworkPosterior:
         if self.Y.shape != (P, spec.m):
             raise ValueError(f"Y must have shape (P, m) = {(P, spec.m)}, got {tuple(self.Y.shape)}")
         self.P = P
+        self.projected = False
+        self._Xdiag = None
+        if not isinstance(project_inputs, bool):
+            raise TypeError(f"project_inputs must be a bool, got {project_inputs!r}")
+        if project_inputs and P < spec.N0:
+            Qx, Rx = torch.linalg.qr(self.X)
+            d = torch.diagonal(Rx).abs()
+            if bool(d.min() > 1e-10 * d.max()):
+                self.projected = True
+                self._Q = Qx  # (N0, P) orthonormal basis of span(X)
+                self._Xin = Rx  # (P, P): coordinates of the training inputs in that basis
+                off = Rx - torch.diag(torch.diagonal(Rx))
+                if bool(off.abs().max() <= 1e-12 * d.max()):
+                    self._Xdiag = torch.diagonal(Rx).clone()  # orthogonal inputs: diagonal
         self.T = float(T)
         self.sigma_a2 = float(sigma_a2)
         self.sigma_w2 = float(sigma_w2)
@@ -122,7 +152,7 @@ class NetworkPosterior:
         self.Yt = self.Y.T.contiguous()  # (m, P)
         self._phi, self._dphi = activation_pair(spec.activation)
         offs, o = {}, 0
-        for name, (a, b) in spec.shapes():
+        for name, (a, b) in spec.shapes(P if self.projected else None):
             offs[name] = (o, a, b)
             o += a * b
         self._offsets = offs
@@ -149,19 +179,54 @@ class NetworkPosterior:
         return z * self.precision.rsqrt()
 
     # -- forward / backward --------------------------------------------------------------------
-    def preactivations(self, theta: torch.Tensor, X: torch.Tensor | None = None) -> list[torch.Tensor]:
-        """Preactivations ``[z^1, ..., z^L]``, each (E, N, Q), on inputs X (default: training)."""
+    def _first_layer(self, W1, X, generator):
+        """z^1 on inputs X (N0, Q) for first-layer parameters W1 (E, N, N0 or P)."""
+        c = 1.0 / math.sqrt(self.spec.N0)
+        if not self.projected:
+            return torch.matmul(W1, self.X if X is None else X) * c
+        if X is None:
+            if self._Xdiag is not None:
+                return W1 * (self._Xdiag * c)
+            return torch.matmul(W1, self._Xin) * c
+        Xpar = self._Q.T @ X  # (P, Q)
+        z = torch.matmul(W1, Xpar) * c
+        Xperp = X - self._Q @ Xpar
+        scale = float(Xperp.abs().max())
+        if scale <= 1e-12 * max(1.0, float(X.abs().max())):
+            return z
+        if generator is None:
+            raise ValueError(
+                "inputs outside span(X) need a generator to draw the first-layer weights "
+                "orthogonal to the training inputs (project_inputs=True); pass generator="
+            )
+        C = (Xperp.T @ Xperp) * (self.sigma_w2 / self.spec.N0)  # (Q, Q), same for all neurons
+        evals, evecs = torch.linalg.eigh(C)
+        root = evecs * evals.clamp_min(0).sqrt()  # C = root root^T
+        xi = torch.randn(W1.shape[0], W1.shape[1], C.shape[0], generator=generator,
+                         device=W1.device, dtype=W1.dtype)
+        return z + xi @ root.T
+
+    def preactivations(self, theta: torch.Tensor, X: torch.Tensor | None = None, *,
+                       generator: torch.Generator | None = None) -> list[torch.Tensor]:
+        """Preactivations ``[z^1, ..., z^L]``, each (E, N, Q), on inputs X (default: training).
+
+        With ``project_inputs=True``, inputs with components outside span(X) need ``generator``
+        (see the module doc)."""
         p = self.unflatten(theta)
-        X = self.X if X is None else X
-        zs = [torch.matmul(p["W1"], X) * (1.0 / math.sqrt(self.spec.N0))]
+        if X is not None:
+            X = _as_tensor("X", X, self.device, self.dtype, 2)
+            if X.shape[0] != self.spec.N0:
+                raise ValueError(f"X must have N0 = {self.spec.N0} rows, got shape {tuple(X.shape)}")
+        zs = [self._first_layer(p["W1"], X, generator)]
         for l in range(2, self.spec.L + 1):
             zs.append(torch.matmul(p[f"W{l}"], self._phi(zs[-1])) * (1.0 / math.sqrt(self.spec.N)))
         return zs
 
-    def outputs(self, theta: torch.Tensor, X: torch.Tensor | None = None) -> torch.Tensor:
+    def outputs(self, theta: torch.Tensor, X: torch.Tensor | None = None, *,
+                generator: torch.Generator | None = None) -> torch.Tensor:
         """Network outputs ``f`` (E, Q, m) on inputs X (default: training inputs)."""
         p = self.unflatten(theta)
-        h = self._phi(self.preactivations(theta, X)[-1])
+        h = self._phi(self.preactivations(theta, X, generator=generator)[-1])
         return torch.matmul(h.transpose(1, 2), p["A"]) * self.spec.readout_scale
 
     def grad(self, theta: torch.Tensor):
@@ -183,7 +248,13 @@ class NetworkPosterior:
         for l in range(spec.L, 0, -1):
             gZ = gH if spec.activation == "linear" else gH * self._dphi(zs[l - 1])
             if l == 1:
-                grads["W1"] = torch.matmul(gZ, self.X.T) * (1.0 / math.sqrt(spec.N0))
+                c = 1.0 / math.sqrt(spec.N0)
+                if not self.projected:
+                    grads["W1"] = torch.matmul(gZ, self.X.T) * c
+                elif self._Xdiag is not None:
+                    grads["W1"] = gZ * (self._Xdiag * c)
+                else:
+                    grads["W1"] = torch.matmul(gZ, self._Xin.T) * c
             else:
                 Wl = p[f"W{l}"]
                 c = 1.0 / math.sqrt(spec.N)

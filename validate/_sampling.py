@@ -37,7 +37,7 @@ def sample_posterior(
     n_steps: int,
     burn_in: int,
     thin: int,
-    observe: Callable[[NetworkPosterior, torch.Tensor], dict],
+    observe: Callable[[NetworkPosterior, torch.Tensor, torch.Generator], dict],
     seed: int,
     device="auto",
     dtype=torch.float64,
@@ -45,15 +45,19 @@ def sample_posterior(
     checkpoint_every: int = 2000,
     progress: bool = True,
     desc: str = "langevin",
+    project_inputs: bool = True,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
     Paper-time step ``dt`` at rescaled temperature ``T`` (ULA step ``T * dt``); chains start from
-    the prior drawn with ``seed``. ``observe(posterior, theta)`` returns a dict of tensors per
-    recorded step. Returns ``(posterior, ChainRun)``.
+    the prior drawn with ``seed``. ``observe(posterior, theta, generator)`` returns a dict of
+    tensors per recorded step; ``generator`` is seeded from (seed, step), so observables that
+    need fresh randomness (inputs outside span(X) with ``project_inputs``) stay reproducible
+    across checkpoint/resume. Returns ``(posterior, ChainRun)``.
     """
     dev = resolve_device(device)
-    post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype)
+    post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
+                            project_inputs=project_inputs)
     gen = make_generator(seed, dev)
     state = langevin_init(post.sample_prior(n_chains, generator=gen))
     eps = paper_step_size(dt, T)
@@ -63,10 +67,16 @@ def sample_posterior(
 
     config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
+                  project_inputs=project_inputs,
                   data=float(np.asarray(X).sum() + np.asarray(Y).sum()))
+
+    def obs(s):
+        g = make_generator((seed * 1_000_003 + int(s.step)) % (2**62), dev)
+        return observe(post, s.theta, g)
+
     run = run_chain(
         state, step_fn, n_steps=n_steps, generator=gen, burn_in=burn_in, thin=thin,
-        observe=lambda s: observe(post, s.theta), checkpoint_path=checkpoint_path,
+        observe=obs, checkpoint_path=checkpoint_path,
         checkpoint_every=checkpoint_every, config=config, progress=progress, desc=desc,
         divergence_hint=f"reduce dt (got {dt}) or T (got {T}), or use float64",
     )
