@@ -126,7 +126,9 @@ class NetworkPosterior:
         self.X = _as_tensor("X", X, self.device, dtype, 2)
         self.Y = _as_tensor("Y", Y, self.device, dtype, 2)
         if self.X.shape[0] != spec.N0:
-            raise ValueError(f"X must have N0 = {spec.N0} rows (inputs as columns), got shape {tuple(self.X.shape)}")
+            raise ValueError(
+                f"X must have N0 = {spec.N0} rows (inputs as columns), got shape {tuple(self.X.shape)}"
+            )
         P = self.X.shape[1]
         if self.Y.shape != (P, spec.m):
             raise ValueError(f"Y must have shape (P, m) = {(P, spec.m)}, got {tuple(self.Y.shape)}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 
@@ -12,6 +11,7 @@ from ._compare import compare
 from ._plots import kernel_heatmaps, readout_histograms
 from ._registry import CaseContext, CaseOutcome, register_case
 from ._sampling import estimates_from_run, sample_posterior
+from .observables import class_block_means, class_means, layer_kernels, readout_second_moment
 
 # quick: minutes on 2 CPU cores; full: the paper's Fig. 2 linear configuration (meant for a GPU).
 LINEAR_TOY_SIZES = {
@@ -20,19 +20,6 @@ LINEAR_TOY_SIZES = {
     "full": dict(N=200, P=200, N0=220, n_chains=4, T=0.005, dt=0.01, n_steps=400_000,
                  burn_in=100_000, thin=500),
 }
-
-
-def _class_blocks(M, labels, m):
-    """Block means of a (..., P, P) matrix: diagonal mean per class (..., m), off-diagonal mean
-    within/between classes (..., m, m) (diagonal elements excluded)."""
-    onehot = torch.nn.functional.one_hot(torch.as_tensor(labels), m).to(M.dtype)
-    cnt = onehot.sum(0)
-    diag = torch.diagonal(M, dim1=-2, dim2=-1)
-    dmean = (diag @ onehot) / cnt
-    tot = onehot.T @ M @ onehot
-    tot = tot - torch.diag_embed(diag @ onehot)
-    pairs = torch.outer(cnt, cnt) - torch.diag(cnt)
-    return dmean, tot / pairs
 
 
 def _tol_note(N):
@@ -106,18 +93,17 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
         A = post.unflatten(theta)["A"]  # (E, N, m)
         z = post.preactivations(theta)[-1]  # (E, N, P)
         zs = post.preactivations(theta, Xs_t, generator=gen)[-1]  # (E, N, Q)
-        K = z.transpose(1, 2) @ z / N
-        Kd, Kb = _class_blocks(K, labels, m)
+        (K,) = layer_kernels(post, theta)  # linear: kernel of z
+        Kd, Kb = class_block_means(K, labels, m)
         Bd = B.to(theta.device, theta.dtype)
         resid = z - A @ Bd.T
         R = resid.transpose(1, 2) @ resid / N
-        Rd, Rb = _class_blocks(R, labels, m)
+        Rd, Rb = class_block_means(R, labels, m)
         F = post.outputs(theta)  # (E, P, m)
-        oh = torch.nn.functional.one_hot(torch.as_tensor(labels), m).to(F.dtype).to(F.device)
-        Fc = oh.T @ F / oh.sum(0)[:, None]  # (E, m, m): class-averaged outputs
+        Fc = class_means(F, labels, m)  # (E, m, m): class-averaged outputs
         Fs = (zs.transpose(1, 2) @ A) / N  # (E, Q, m): linear network outputs on test inputs
         return {
-            "UA": A.transpose(1, 2) @ A / N, "Kd": Kd, "Kb": Kb, "Rd": Rd, "Rb": Rb, "Fc": Fc,
+            "UA": readout_second_moment(post, theta), "Kd": Kd, "Kb": Kb, "Rd": Rd, "Rb": Rb, "Fc": Fc,
             "Fs": Fs, "Kss": zs.transpose(1, 2) @ zs / N,
             "K_mean": K.mean(0).float(), "A": A.float(),
         }
@@ -143,7 +129,7 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
         for s in range(r + 1, m):
             qs.append(_cmp(f"U[{r},{s}]", U[r, s], e("UA", r, s), N, scale=np.sqrt(U[r, r] * U[s, s])))
     K1 = sol.kernels[0]
-    Kd_th, Kb_th = (x.numpy() for x in _class_blocks(torch.as_tensor(K1), labels, m))
+    Kd_th, Kb_th = (x.numpy() for x in class_block_means(torch.as_tensor(K1), labels, m))
     kscale = float(np.mean(np.diag(K1)))
     for c in range(m):
         qs.append(_cmp(f"K_1 diagonal, class {c}", Kd_th[c], e("Kd", c), N))

@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from richlazy.simulate import (
     NetworkPosterior,
     NetworkSpec,
@@ -220,3 +219,53 @@ def test_run_chain_validation():
                   observe=lambda s: {}, progress=False)
     with pytest.raises(TypeError, match="generator must be a torch.Generator"):
         run_chain(st, lambda s, gg: (s, {}), n_steps=5, generator=0, progress=False)
+
+
+def test_input_span_projection_is_the_same_network():
+    """W^1 = Wt Q^T + W_perp: the projected network with Wt = W Q has the same outputs on the
+    training inputs and on inputs inside span(X), for orthogonal and generic inputs."""
+    rng = np.random.default_rng(0)
+    task = orthogonal_toy_task(9, 14, seed=1)
+    for X in (task.X, rng.standard_normal((14, 9))):
+        kw = dict(T=0.3, sigma_a2=0.2)
+        spec = NetworkSpec(N0=14, N=6, L=2, m=3, activation="relu")
+        full = NetworkPosterior(spec, X, task.Y, **kw)
+        proj = NetworkPosterior(spec, X, task.Y, project_inputs=True, **kw)
+        assert proj.projected and proj.D == full.D - 6 * (14 - 9)
+        th = full.sample_prior(2, generator=make_generator(3, torch.device("cpu")))
+        p = full.unflatten(th)
+        thp = proj.flatten({"W1": p["W1"] @ proj._Q, "W2": p["W2"], "A": p["A"]})
+        assert torch.allclose(full.outputs(th), proj.outputs(thp))
+        Xin = torch.as_tensor(X[:, :3] @ rng.standard_normal((3, 4)))
+        assert torch.allclose(full.outputs(th, Xin), proj.outputs(thp, Xin))
+        g1, _ = full.grad(th)
+        g2, _ = proj.grad(thp)
+        gp = full.unflatten(g1)
+        # gradient of the likelihood part in the span equals the projected one (prior parts differ
+        # only by the W_perp component)
+        assert torch.allclose((gp["W1"] - p["W1"]) @ proj._Q, proj.unflatten(g2)["W1"] - p["W1"] @ proj._Q)
+
+
+def test_projection_draws_orthogonal_part_from_the_prior():
+    """Outside span(X) the first-layer preactivation is the prior's: z = W_perp x / sqrt(N0) with
+    variance sigma_w2 |x_perp|^2 / N0, independent of theta."""
+    task = orthogonal_toy_task(5, 12, seed=2)
+    post = NetworkPosterior(NetworkSpec(N0=12, N=400, m=3), task.X, task.Y, T=0.1, sigma_a2=0.2,
+                            sigma_w2=1.7, project_inputs=True)
+    x = torch.as_tensor(np.sqrt(12) * task.basis[:, 7:9])  # orthogonal to the training inputs
+    th = torch.zeros(3, post.D, dtype=torch.float64)
+    with pytest.raises(ValueError, match="need a generator"):
+        post.preactivations(th, x)
+    z = post.preactivations(th, x, generator=make_generator(0, torch.device("cpu")))[0]
+    v = z.var(dim=1).mean(0)  # expected 1.7 * |x|^2 / N0 = 1.7 for both inputs
+    c = (z[..., 0] * z[..., 1]).mean()  # the two inputs are orthogonal: covariance 0
+    assert torch.allclose(v, torch.full((2,), 1.7, dtype=torch.float64), rtol=0.1)
+    assert abs(float(c)) < 0.15
+
+
+def test_projection_falls_back_when_inputs_span_the_input_space():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 8))  # P > N0: span(X) is the whole input space
+    post = NetworkPosterior(NetworkSpec(N0=6, N=4, m=1), X, np.ones((8, 1)), T=1.0, sigma_a2=1.0,
+                            project_inputs=True)
+    assert not post.projected

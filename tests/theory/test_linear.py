@@ -3,8 +3,6 @@ saddle-point residuals, identities, finite-T extension and input validation."""
 
 import numpy as np
 import pytest
-from scipy import optimize
-
 from richlazy.theory import (
     SolverError,
     default_sigma_a2,
@@ -14,6 +12,7 @@ from richlazy.theory import (
     solve_linear_network,
     solve_U,
 )
+from scipy import optimize
 
 
 def _problem(P=30, N0=40, m=3, seed=0, y_minus=0.0):
@@ -155,7 +154,7 @@ def test_finite_T_toy_against_scalar_equation():
     s = 1.0 / P
     for c, rho in enumerate([0.5, 0.25, 0.25]):
         g = P * rho
-        u = optimize.brentq(lambda u: 1 / u - 1 / s + g / (u + T) ** 2, s * 1.0001, 10.0)
+        u = optimize.brentq(lambda u, g=g: 1 / u - 1 / s + g / (u + T) ** 2, s * 1.0001, 10.0)
         assert np.isclose(sol.U[c, c], u, rtol=1e-9)
     assert np.allclose(sol.mean_output, Y - T * sol.t)
     assert np.allclose(sol.t, Y @ np.linalg.inv(sol.U + T * np.eye(3)), atol=1e-10)
