@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_float_array, as_float_matrix, check_int, check_nonneg_float, check_pos_float
+from ._validation import (
+    as_float_array,
+    as_float_matrix,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+)
 
 __all__ = ["GPPosterior", "nngp_posterior"]
 

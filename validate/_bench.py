@@ -19,7 +19,6 @@ import math
 import time
 
 import torch
-
 from richlazy.simulate import (
     NetworkPosterior,
     NetworkSpec,

@@ -61,7 +61,7 @@ def run_suite(
     dev = resolve_device_name(device)
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     results: list[CaseResult] = []
     for spec in cases:
         if on_case_start:

@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-
 from richlazy.simulate import (
     NetworkPosterior,
     NetworkSpec,

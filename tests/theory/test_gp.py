@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from richlazy.theory import input_kernel, nngp_posterior
 
 

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from richlazy.validate import _cases_coding, _registry
 from richlazy.validate._cli import main
 from richlazy.validate._compare import compare

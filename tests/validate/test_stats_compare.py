@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-
 from richlazy.validate import compare
 from richlazy.validate.stats import batch_means, effective_sample_size, estimate
 
