@@ -10,6 +10,10 @@ each quantity states which one decides ``passed``:
   effect dominates (finite width N, finite temperature T, finite step size), with the tolerance
   stated in advance from the expected order of that effect.
 * ``"abs"``: pass iff ``|theory - simulation| <= abs_tol`` (for quantities whose theory value is 0).
+* ``"gt"``: a one-sided trend claim ("simulation exceeds theory"): pass iff
+  ``simulation - theory >= tol * stderr``; ``theory`` is then the null value of the claim (e.g. 0
+  for "lazy D_LR minus non-lazy D_LR is positive") and ``tol`` the required number of standard
+  errors.
 
 Both ``z`` and ``rel_error`` are always recorded when they are defined, so a reader sees the
 statistical and the relative picture whatever decided the verdict.
@@ -22,7 +26,7 @@ from dataclasses import asdict, dataclass
 
 __all__ = ["Quantity", "compare"]
 
-_KINDS = ("z", "rel", "abs")
+_KINDS = ("z", "rel", "abs", "gt")
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class Quantity:
         ``(theory - simulation) / stderr``; None when ``stderr`` is None or 0.
     rel_error : float or None
         ``(simulation - theory) / |theory|``; None when ``theory == 0``.
-    tolerance_kind : {"z", "rel", "abs"}
+    tolerance_kind : {"z", "rel", "abs", "gt"}
         Which criterion decides ``passed``.
     tolerance : float
         The threshold for that criterion.
@@ -88,9 +92,9 @@ def compare(
     theory, simulation : float
     stderr : float, optional
         Required (and > 0) when ``kind == "z"``.
-    kind : {"z", "rel", "abs"}
+    kind : {"z", "rel", "abs", "gt"}
     tol : float
-        Threshold (> 0): number of standard errors, relative error or absolute error.
+        Threshold (> 0): number of standard errors ("z", "gt"), relative error or absolute error.
     note : str
         Rationale for the tolerance.
     """
@@ -106,8 +110,8 @@ def compare(
         stderr = float(stderr)
         if not (stderr >= 0):
             raise ValueError(f"stderr must be >= 0 or None, got {stderr!r}")
-    if kind == "z" and not stderr:
-        raise ValueError(f"kind='z' needs a positive stderr for quantity {name!r}, got {stderr!r}")
+    if kind in ("z", "gt") and not stderr:
+        raise ValueError(f"kind={kind!r} needs a positive stderr for quantity {name!r}, got {stderr!r}")
     if kind == "rel" and theory == 0.0:
         raise ValueError(f"kind='rel' needs a non-zero theory value for quantity {name!r}")
     diff = theory - simulation
@@ -117,6 +121,8 @@ def compare(
         passed = abs(z) <= tol
     elif kind == "rel":
         passed = abs(rel) <= tol
+    elif kind == "gt":
+        passed = (simulation - theory) >= tol * stderr
     else:
         passed = abs(diff) <= tol
     if not (math.isfinite(theory) and math.isfinite(simulation)):

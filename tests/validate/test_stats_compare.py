@@ -72,7 +72,7 @@ def test_compare_kinds():
     "kwargs, exc, match",
     [
         (dict(kind="sigma"), ValueError, "kind must be one of"),
-        (dict(kind="z"), ValueError, "kind='z' needs a positive stderr"),
+        (dict(kind="z"), ValueError, "kind=.z. needs a positive stderr"),
         (dict(kind="rel", tol=-1), ValueError, "tol must be a finite number > 0"),
         (dict(kind="rel", theory=0.0), ValueError, "non-zero theory value"),
         (dict(stderr=-1.0, kind="abs"), ValueError, "stderr must be >= 0"),
@@ -85,3 +85,12 @@ def test_compare_validation(kwargs, exc, match):
     name, th, sim = base.pop("name"), base.pop("theory"), base.pop("simulation")
     with pytest.raises(exc, match=match):
         compare(name, th, sim, **base)
+
+
+def test_compare_one_sided_trend():
+    q = compare("trend", 0.0, 0.31, stderr=0.1, kind="gt", tol=3)
+    assert q.passed and q.z == pytest.approx(-3.1)
+    assert not compare("trend", 0.0, 0.29, stderr=0.1, kind="gt", tol=3).passed
+    assert not compare("trend", 0.0, -1.0, stderr=0.1, kind="gt", tol=3).passed
+    with pytest.raises(ValueError, match="kind='gt' needs a positive stderr"):
+        compare("trend", 0.0, 1.0, kind="gt", tol=3)
