@@ -4,7 +4,27 @@ Never imports torch. Every function's docstring states its formula, the paper (s
 equation or section it implements.
 """
 
+from ._gauss import (
+    ACTIVATIONS,
+    gauss_hermite_nodes,
+    gaussian_expectation,
+    gaussian_pair_expectation,
+    phi,
+    phi_prime,
+)
 from ._gp import GPPosterior, nngp_posterior
+from ._kernels import (
+    deep_nngp_cross_kernel,
+    deep_nngp_kernel,
+    derivative_expectation,
+    mean_activation,
+    nngp_cross_kernel,
+    nngp_expectation,
+    nngp_kernel,
+    relu_ntk,
+    relu_ntk_unit_sphere,
+    two_layer_ntk,
+)
 from ._linear import (
     LinearNetworkSolution,
     default_sigma_a2,
@@ -16,6 +36,22 @@ from ._linear import (
 from ._results import SolverError, SolverStatus
 
 __all__ = [
+    "ACTIVATIONS",
+    "deep_nngp_cross_kernel",
+    "deep_nngp_kernel",
+    "derivative_expectation",
+    "gauss_hermite_nodes",
+    "gaussian_expectation",
+    "gaussian_pair_expectation",
+    "mean_activation",
+    "nngp_cross_kernel",
+    "nngp_expectation",
+    "nngp_kernel",
+    "phi",
+    "phi_prime",
+    "relu_ntk",
+    "relu_ntk_unit_sphere",
+    "two_layer_ntk",
     "GPPosterior",
     "LinearNetworkSolution",
     "SolverError",

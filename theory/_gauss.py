@@ -15,13 +15,20 @@ activation, or non-zero means as in conditional test kernels):
 Conventions: float64 throughout; "variance" and "covariance" are those of the pre-activations
 themselves (any weight variance σ_w² has already been multiplied in).
 
-The two-dimensional rule uses the Cholesky factor of the 2×2 covariance,
+The pair expectation uses the Cholesky factor of the 2×2 covariance,
 ``u = m1 + √c11 x``, ``v = m2 + (c12/√c11) x + √(c22 − c12²/c11) y`` with x, y independent
 standard normals, so the degenerate cases c12 = ±√(c11 c22) and c11 = 0 or c22 = 0 need no
-special treatment (a zero-variance direction just collapses to its mean). Gauss–Hermite
-quadrature is exponentially accurate for analytic integrands (linear, erf, sigmoid-erf); for
-ReLU the kink limits it to algebraic convergence, which is why the closed forms are preferred
-whenever they exist.
+special treatment (a zero-variance direction just collapses to its mean). When the inner
+function is a built-in activation its y-integral is done analytically, which leaves a 1-D
+rule; Gauss–Hermite quadrature is exponentially accurate for analytic integrands (linear,
+erf, sigmoid-erf), while a ReLU kink in the outer integrand is handled by integrating only
+over the half-line where it is non-zero. Closed forms (``_kernels``) are preferred whenever
+they exist.
+
+numba is deliberately not used: for built-in activations the analytic inner integral cuts the
+work by a factor n_nodes, which beat a numba-compiled 2-D loop (measured 1.5 s vs 11.4 s for
+2·10⁵ sigmoid-erf covariances with means, 40 nodes, 2 cores); for user callables numba cannot
+compile the Python function anyway.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ CS_RTOL = 1e-10
 _SQRT_PI_HALF = np.sqrt(np.pi) / 2.0  # a in sigmoid_erf(z) = [1 + erf(a z)] / 2
 _MAX_NODES = 512
 _CHUNK_ELEMENTS = 2_000_000  # bound on temporaries in the 2-D quadrature
+_TRUNC = 12.0  # |x| beyond which the standard normal density (< 6e-32) is neglected
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,7 +116,7 @@ def _broadcast(arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
 def _check_nonnegative(arr: np.ndarray, name: str) -> None:
     if np.any(arr < 0):
         bad = arr[arr < 0].flat[0]
-        raise ValueError(f"{name} is a variance and must be >= 0; got {name}={bad!r}")
+        raise ValueError(f"{name} is a variance and must be >= 0; got {name}={float(bad)!r}")
 
 
 def _check_covariances(
@@ -131,8 +139,8 @@ def _check_covariances(
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
             f"{names[1]} must satisfy |{names[1]}| <= sqrt({names[0]}*{names[2]}) "
-            f"(a covariance matrix is positive semidefinite); got {names[1]}={b[idx]!r} "
-            f"with sqrt({names[0]}*{names[2]})={bound[idx]!r}"
+            f"(a covariance matrix is positive semidefinite); got {names[1]}={float(b[idx])!r} "
+            f"with sqrt({names[0]}*{names[2]})={float(bound[idx])!r}"
             + (f" at index {idx}" if idx else "")
         )
     return a, b, c
@@ -170,6 +178,25 @@ def _phi_prime_builtin(z: np.ndarray, name: str) -> np.ndarray:
     if name == "erf":
         return (2.0 / np.sqrt(np.pi)) * np.exp(-z * z)
     return (z > 0.0).astype(np.float64)  # relu; the convention relu'(0) = 0
+
+
+def _mean_builtin(m: np.ndarray, v: np.ndarray, name: str) -> np.ndarray:
+    """E[φ(m + √v z)], z ~ N(0, 1), closed forms for the built-in activations.
+
+    linear: m;  erf: erf(m/√(1 + 2v));  sigmoid_erf: ½ erfc(−a m/√(1 + 2a²v)), a = √π/2;
+    relu: m Φ(m/s) + s ϕ(m/s), s = √v (max(m, 0) at v = 0).
+    """
+    if name == "linear":
+        return m + np.zeros_like(v)
+    if name == "erf":
+        return special.erf(m / np.sqrt(1.0 + 2.0 * v))
+    if name == "sigmoid_erf":
+        return 0.5 * special.erfc(-_SQRT_PI_HALF * m / np.sqrt(1.0 + (np.pi / 2.0) * v))
+    s = np.sqrt(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(s > 0.0, m / np.where(s > 0.0, s, 1.0), 0.0)
+    out = m * special.ndtr(t) + s * np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    return np.where(s > 0.0, out, np.maximum(m, 0.0))
 
 
 def phi(z, activation):
@@ -276,14 +303,58 @@ def _cholesky_2x2(c11, c12, c22):
     return l11, l21, l22
 
 
+@lru_cache(maxsize=64)
+def _gl_cached(n: int) -> tuple[np.ndarray, np.ndarray]:
+    x, w = np.polynomial.legendre.leggauss(n)
+    x.setflags(write=False)
+    w.setflags(write=False)
+    return x, w
+
+
+def _relu_pair(mu1, l11, mu2, l21, l22, n):
+    """E[relu(u) relu(v)] with means: inner y-integral analytic, outer x-integral by
+    Gauss–Legendre on the half-line where relu(u) > 0, truncated at |x| = _TRUNC."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x0 = np.where(l11 > 0.0, -mu1 / np.where(l11 > 0.0, l11, 1.0),
+                      np.where(mu1 >= 0.0, -np.inf, np.inf))
+    lo = np.clip(x0, -_TRUNC, _TRUNC)
+    half = 0.5 * (_TRUNC - lo)
+    t, wt = _gl_cached(n)
+    out = np.empty(l11.size)
+    chunk = max(1, _CHUNK_ELEMENTS // n)
+    for s in range(0, out.size, chunk):
+        sl = slice(s, s + chunk)
+        x = lo[sl, None] + half[sl, None] * (t + 1.0)  # (M, n) nodes on [lo, _TRUNC]
+        fu = np.maximum(mu1[sl, None] + l11[sl, None] * x, 0.0)
+        inner = _mean_builtin(mu2[sl, None] + l21[sl, None] * x, (l22[sl] ** 2)[:, None], "relu")
+        dens = np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
+        out[sl] = half[sl] * ((fu * inner * dens) @ wt)
+    return out
+
+
 def gaussian_pair_expectation(
-    f, g, c11, c12, c22, *, m1=0.0, m2=0.0, n_nodes: int = 40
+    f, g, c11, c12, c22, *, m1=0.0, m2=0.0, n_nodes: int = 64
 ):
     """E[f(u) g(v)] for (u, v) ~ N((m1, m2), [[c11, c12], [c12, c22]]), broadcast.
 
-    Two-dimensional Gauss–Hermite quadrature (n_nodes² points) on the Cholesky factor
-    ``u = m1 + √c11 x``, ``v = m2 + (c12/√c11) x + √(c22 − c12²/c11) y``. Valid for every
-    positive-semidefinite covariance, including c12 = ±√(c11 c22) and zero variances.
+    Gauss–Hermite quadrature on the Cholesky factor ``u = m1 + √c11 x``,
+    ``v = m2 + (c12/√c11) x + √(c22 − c12²/c11) y`` (x, y independent standard normals), valid
+    for every positive-semidefinite covariance including c12 = ±√(c11 c22) and zero variances.
+
+    * If f or g is a built-in activation, the integral over y is done in closed form (the
+      conditional mean E[g(v) | x], see :func:`richlazy.theory.mean_activation`) and only the
+      x-integral uses n_nodes Gauss–Hermite nodes; the pair is swapped so that the built-in
+      (ReLU, if only one is ReLU) is the inner function. This is n_nodes times cheaper than
+      the 2-D rule and exact in y.
+    * relu × relu: the y-integral is analytic and the x-integral runs over the half-line where
+      relu(u) > 0 by n_nodes-point Gauss–Legendre (truncated at |x| = 12), so the kink does
+      not spoil convergence.
+    * If both are callables, the full n_nodes × n_nodes Gauss–Hermite tensor rule is used.
+
+    Accuracy: exponential in n_nodes for analytic integrands of moderate variance; only
+    algebraic when a callable has a kink, and slower for large variances where erf-type
+    activations approach a step, or near |ρ| = 1 for relu × relu (~1e-8 at ρ = 0.995 with 40
+    nodes). Prefer the closed forms of :mod:`richlazy.theory._kernels` where they exist.
 
     Parameters
     ----------
@@ -299,28 +370,43 @@ def gaussian_pair_expectation(
 
     Returns a numpy scalar for scalar input, else an array of the broadcast shape.
     """
-    func_f = _as_function(f, "f")
-    func_g = _as_function(g, "g")
+    _check_activation(f, "f")
+    _check_activation(g, "g")
     n = _check_n_nodes(n_nodes)
     a, b, c = _check_covariances(c11, c12, c22)
     mu1 = _as_float_array(m1, "m1")
     mu2 = _as_float_array(m2, "m2")
     a, b, c, mu1, mu2 = _broadcast({"c11": a, "c12": b, "c22": c, "m1": mu1, "m2": mu2})
+    if isinstance(f, str) and (not isinstance(g, str) or (f == "relu" and g != "relu")):
+        # E[f(u) g(v)] is symmetric under (f, c11, m1) <-> (g, c22, m2): put the built-in
+        # (preferably the kinked ReLU) inside, where its integral is analytic.
+        f, g, a, c, mu1, mu2 = g, f, c, a, mu2, mu1
+    func_f = _as_function(f, "f")
     shape = a.shape
     l11, l21, l22 = (t.reshape(-1) for t in _cholesky_2x2(a, b, c))
     mu1 = mu1.reshape(-1)
     mu2 = mu2.reshape(-1)
-    x, w = _gh_cached(n)
     out = np.empty(l11.size)
-    chunk = max(1, _CHUNK_ELEMENTS // (n * n))
+    if isinstance(f, str) and f == "relu" and g == "relu":
+        return _relu_pair(mu1, l11, mu2, l21, l22, n).reshape(shape)[()]
+    x, w = _gh_cached(n)
+    analytic_inner = isinstance(g, str)
+    func_g = None if analytic_inner else _as_function(g, "g")
+    chunk = max(1, _CHUNK_ELEMENTS // (n if analytic_inner else n * n))
     for s in range(0, out.size, chunk):
         sl = slice(s, s + chunk)
         fu = func_f(mu1[sl, None] + l11[sl, None] * x)  # (M, n)
-        v = (
-            mu2[sl, None, None]
-            + l21[sl, None, None] * x[None, :, None]
-            + l22[sl, None, None] * x[None, None, :]
-        )  # (M, n_x, n_y)
-        inner = func_g(v) @ w  # E_y[g(v) | x], shape (M, n)
+        if analytic_inner:
+            # E_y[g(v) | x] = E[g(m + √var z)] with m = m2 + l21 x, var = l22²
+            inner = _mean_builtin(
+                mu2[sl, None] + l21[sl, None] * x, (l22[sl] * l22[sl])[:, None], g
+            )
+        else:
+            v = (
+                mu2[sl, None, None]
+                + l21[sl, None, None] * x[None, :, None]
+                + l22[sl, None, None] * x[None, None, :]
+            )  # (M, n_x, n_y)
+            inner = func_g(v) @ w  # E_y[g(v) | x], shape (M, n)
         out[sl] = (fu * inner) @ w
     return out.reshape(shape)[()]

@@ -35,7 +35,6 @@ import numbers
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special
 
 from ._gauss import (
     _as_float_array,
@@ -44,6 +43,7 @@ from ._gauss import (
     _check_covariances,
     _check_n_nodes,
     _check_nonnegative,
+    _mean_builtin,
     gaussian_expectation,
     gaussian_pair_expectation,
 )
@@ -60,9 +60,6 @@ __all__ = [
     "relu_ntk_unit_sphere",
     "two_layer_ntk",
 ]
-
-_HALF_PI = np.pi / 2.0
-
 
 # --------------------------------------------------------------------------------------------
 # elementwise closed forms (inputs already validated and broadcast)
@@ -118,7 +115,7 @@ def _derivative_closed(c11, c12, c22, name):
 # --------------------------------------------------------------------------------------------
 
 
-def nngp_expectation(c11, c12, c22, activation, *, n_nodes: int = 40):
+def nngp_expectation(c11, c12, c22, activation, *, n_nodes: int = 64):
     """E[φ(u) φ(v)] for (u, v) ~ N(0, [[c11, c12], [c12, c22]]), broadcast over arrays.
 
     Closed forms [RECON: standard NNGP results, as used for the GP baseline of seed 000 §6.2
@@ -184,18 +181,7 @@ def mean_activation(mean, var, activation, *, n_nodes: int = 64):
     _check_nonnegative(v, "var")
     if callable(activation):
         return gaussian_expectation(activation, m, v, n_nodes=n_nodes)
-    if activation == "linear":
-        return m.copy()[()]
-    if activation == "erf":
-        return special.erf(m / np.sqrt(1.0 + 2.0 * v))[()]
-    if activation == "sigmoid_erf":
-        # ½ erfc(−x) = ½[1 + erf(x)], accurate in the lower tail
-        return (0.5 * special.erfc(-np.sqrt(np.pi) * m / (2.0 * np.sqrt(1.0 + _HALF_PI * v))))[()]
-    s = np.sqrt(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(s > 0.0, m / np.where(s > 0.0, s, 1.0), 0.0)
-    out = m * special.ndtr(t) + s * np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
-    return np.where(s > 0.0, out, np.maximum(m, 0.0))[()]
+    return _mean_builtin(m, v, activation)[()]
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,8 +205,8 @@ def _check_psd_pairs(diag_a, cross, diag_b, name: str) -> None:
     if np.any(bad):
         i, j = (int(k) for k in np.argwhere(bad)[0])
         raise ValueError(
-            f"{name} is not a valid covariance: |{name}[{i},{j}]| = {abs(cross[i, j])!r} exceeds "
-            f"sqrt(K_ii K_jj) = {bound[i, j]!r} (Cauchy–Schwarz); {name} must be positive "
+            f"{name} is not a valid covariance: |{name}[{i},{j}]| = {float(abs(cross[i, j]))!r} exceeds "
+            f"sqrt(K_ii K_jj) = {float(bound[i, j])!r} (Cauchy–Schwarz); {name} must be positive "
             "semidefinite"
         )
 
@@ -238,12 +224,12 @@ def _check_kernel_matrix(K, name: str) -> np.ndarray:
         )
     d = np.diag(K)
     if np.any(d < 0.0):
-        raise ValueError(f"{name} must have a non-negative diagonal; got min {d.min()!r}")
+        raise ValueError(f"{name} must have a non-negative diagonal; got min {float(d.min())!r}")
     _check_psd_pairs(d, K, d, name)
     return K
 
 
-def nngp_kernel(K, activation, *, sigma_w2: float = 1.0, n_nodes: int = 40):
+def nngp_kernel(K, activation, *, sigma_w2: float = 1.0, n_nodes: int = 64):
     """P×P NNGP kernel of the next layer: K'_ij = E[φ(u_i) φ(u_j)], u ~ N(0, σ_w² K).
 
     This is one step of the standard layer recursion (seed 000 §6.2 of the spec note
@@ -288,7 +274,7 @@ def _check_cross(k_diag_a, K_ab, k_diag_b, names=("k_diag_a", "K_ab", "k_diag_b"
     return da, Kab, db
 
 
-def nngp_cross_kernel(k_diag_a, K_ab, k_diag_b, activation, *, sigma_w2=1.0, n_nodes=40):
+def nngp_cross_kernel(k_diag_a, K_ab, k_diag_b, activation, *, sigma_w2=1.0, n_nodes=64):
     """Cross (e.g. train–test) block of the next-layer NNGP kernel.
 
     K'_ab[i, j] = E[φ(u) φ(v)] with (u, v) ~ N(0, σ_w² [[a_i, K_ab[i,j]], [K_ab[i,j], b_j]]),
@@ -316,7 +302,7 @@ def _check_depth_sigmas(depth, sigma_w2) -> list[float]:
     return [_check_sigma(sigma_w2, "sigma_w2")] * int(depth)
 
 
-def deep_nngp_kernel(K0, activation, depth, *, sigma_w2=1.0, n_nodes: int = 40):
+def deep_nngp_kernel(K0, activation, depth, *, sigma_w2=1.0, n_nodes: int = 64):
     """Layer-wise NNGP kernels [K_1, ..., K_L] of a depth-L network.
 
     K_ℓ = E[φ(z^ℓ) φ(z^ℓ)ᵀ] with z^ℓ ~ N(0, σ_ℓ² K_{ℓ−1}) and K_0 = ``K0`` (= XᵀX/N0 for the
@@ -337,7 +323,7 @@ def deep_nngp_kernel(K0, activation, depth, *, sigma_w2=1.0, n_nodes: int = 40):
 
 
 def deep_nngp_cross_kernel(
-    k0_diag_a, K0_ab, k0_diag_b, activation, depth, *, sigma_w2=1.0, n_nodes: int = 40
+    k0_diag_a, K0_ab, k0_diag_b, activation, depth, *, sigma_w2=1.0, n_nodes: int = 64
 ):
     """Layer-wise cross blocks of the NNGP kernel between two point sets (e.g. train, test).
 
@@ -425,6 +411,6 @@ def relu_ntk_unit_sphere(rho):
     r = _as_float_array(rho, "rho")
     if np.any(np.abs(r) > 1.0 + 1e-10):
         bad = r[np.abs(r) > 1.0 + 1e-10].flat[0]
-        raise ValueError(f"rho is a cosine and must satisfy |rho| <= 1; got rho={bad!r}")
+        raise ValueError(f"rho is a cosine and must satisfy |rho| <= 1; got rho={float(bad)!r}")
     r = np.clip(r, -1.0, 1.0)
     return (r * (1.0 - np.arccos(r) / np.pi) + np.sqrt(1.0 - r * r) / (2.0 * np.pi))[()]
