@@ -6,13 +6,31 @@ available.
 """
 
 from ._activations import ACTIVATIONS, activation_pair
+from ._datasets import (
+    DatasetUnavailableError,
+    ImageClassificationData,
+    load_image_classification,
+    one_hot_targets,
+    read_idx,
+)
 from ._device import make_generator, resolve_device, resolve_dtype
 from ._driver import ChainRun, SamplerDivergedError, atomic_torch_save, run_chain
 from ._langevin import LangevinState, Potential, langevin_init, langevin_step, paper_step_size
+from ._mlp import MLPParams, MLPTrainResult, init_mlp_ensemble, mlp_forward, train_mlp_ensemble
 from ._networks import REGIMES, NetworkPosterior, NetworkSpec
 from ._tasks import ToyTask, orthogonal_toy_task
 
 __all__ = [
+    "DatasetUnavailableError",
+    "ImageClassificationData",
+    "MLPParams",
+    "MLPTrainResult",
+    "init_mlp_ensemble",
+    "load_image_classification",
+    "mlp_forward",
+    "one_hot_targets",
+    "read_idx",
+    "train_mlp_ensemble",
     "ACTIVATIONS",
     "REGIMES",
     "ChainRun",

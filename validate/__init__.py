@@ -15,9 +15,46 @@ from ._registry import (
     register_case,
 )
 from ._report import CaseResult, Report, render_markdown, write_report
+from ._richness import (
+    ClassStatistics,
+    EigenCurves,
+    NC2Result,
+    NystromEigen,
+    RichnessSweep,
+    cka,
+    class_statistics,
+    dlr,
+    effective_dimension,
+    eigen_curves,
+    linear_cka,
+    nc1,
+    nc2_etf,
+    nystrom_eigen,
+    parameter_norm_sq,
+    s_init,
+)
+from ._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
 from ._runner import run_suite
 
 __all__ = [
+    "ClassStatistics",
+    "EigenCurves",
+    "NC2Result",
+    "NystromEigen",
+    "RichnessSweep",
+    "cka",
+    "class_statistics",
+    "dlr",
+    "effective_dimension",
+    "eigen_curves",
+    "linear_cka",
+    "nc1",
+    "nc2_etf",
+    "nystrom_eigen",
+    "parameter_norm_sq",
+    "plot_dlr_vs_knob",
+    "plot_eigen_curves",
+    "s_init",
     "PAPERS",
     "SUITES",
     "CaseContext",

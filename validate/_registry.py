@@ -33,9 +33,11 @@ SUITES = ("quick", "full")
 # Modules that define cases; imported lazily by all_cases(). Add new case modules here.
 _CASE_MODULES = (
     "richlazy.validate._cases_coding",
+    "richlazy.validate._cases_coding_nonlinear",
     "richlazy.validate._cases_ldt",
     "richlazy.validate._cases_equality",
     "richlazy.validate._cases_richness",
+    "richlazy.validate._cases_richness_posterior",
 )
 
 

@@ -146,7 +146,10 @@ def render_markdown(report: Report) -> str:
                 "|---|---|---|---|---|---|---|---|",
             ]
             for q in c.quantities:
-                tol = f"{q.tolerance_kind} ≤ {_fmt(q.tolerance, 3)}"
+                if q.tolerance_kind == "gt":
+                    tol = f"sim − theory ≥ {_fmt(q.tolerance, 3)} SE"
+                else:
+                    tol = f"{q.tolerance_kind} ≤ {_fmt(q.tolerance, 3)}"
                 lines.append(
                     f"| {q.name} | {_fmt(q.theory)} | {_fmt(q.simulation)} | {_fmt(q.stderr, 2)} | "
                     f"{_fmt(q.z, 3)} | {_fmt(q.rel_error, 3)} | {tol} | {'yes' if q.passed else '**NO**'} |"

@@ -1,0 +1,284 @@
+"""Small image-classification data sets for the rich/lazy experiments (nothing is downloaded).
+
+* ``"digits"``: scikit-learn's bundled 8x8 handwritten digits (1797 images, always available).
+* ``"fashion_mnist"``: Fashion-MNIST (28x28, 60 000 train + 10 000 test) read from the gzipped IDX
+  files that Debian's ``dataset-fashion-mnist`` package installs under
+  ``/usr/share/datasets/fashion-mnist/``; another folder can be given with ``root=`` or the
+  environment variable ``RICHLAZY_FASHION_MNIST_DIR``.
+
+:func:`load_image_classification` returns class-balanced random subsets as float64 arrays with
+pixels in [0, 1] and labels re-indexed to 0..k-1 in the order of ``classes``;
+:func:`one_hot_targets` turns labels into (scaled) one-hot targets, e.g. y+ = 1, y- = -1/2 for the
+coding-scheme tasks of seed 000.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import pathlib
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "DatasetUnavailableError",
+    "ImageClassificationData",
+    "load_image_classification",
+    "one_hot_targets",
+    "read_idx",
+    "FASHION_MNIST_DEFAULT_ROOT",
+    "FASHION_MNIST_ENV",
+]
+
+FASHION_MNIST_DEFAULT_ROOT = "/usr/share/datasets/fashion-mnist"
+FASHION_MNIST_ENV = "RICHLAZY_FASHION_MNIST_DIR"
+_FASHION_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
+_NAMES = ("digits", "fashion_mnist")
+
+# IDX type codes -> big-endian numpy dtypes (LeCun's MNIST format description).
+_IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+class DatasetUnavailableError(FileNotFoundError):
+    """A data set's files are not installed; the message says how to install them."""
+
+
+@dataclass(frozen=True)
+class ImageClassificationData:
+    """A class-balanced classification subset.
+
+    X_train, X_test : (n, d) float64, flattened images, pixels in [0, 1] (before the optional
+        centring / normalisation recorded in ``preprocessing``).
+    y_train, y_test : (n,) int64 labels in 0..k-1, the position of the original class in
+        ``classes``.
+    name : data-set name; classes : the original class ids used; image_shape : (h, w);
+    preprocessing : description of what was applied; root : folder read (None for digits).
+    """
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    name: str
+    classes: tuple[int, ...]
+    image_shape: tuple[int, int]
+    preprocessing: str
+    root: str | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+def read_idx(path) -> np.ndarray:
+    """Read an IDX file (optionally gzipped, detected by the ``.gz`` suffix) into a numpy array.
+
+    Format: two zero bytes, a type code (0x08 ubyte, 0x09 byte, 0x0B int16, 0x0C int32,
+    0x0D float32, 0x0E float64), the number of dimensions, then one big-endian uint32 per
+    dimension, then the data in C order, big-endian.
+    """
+    path = pathlib.Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        raw = fh.read()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
+        raise ValueError(f"{path} is not an IDX file (bad magic number)")
+    code, ndim = raw[2], raw[3]
+    if code not in _IDX_DTYPES:
+        raise ValueError(f"{path}: unknown IDX type code 0x{code:02x}")
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise ValueError(f"{path}: truncated IDX header")
+    shape = tuple(int(v) for v in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
+    dtype = np.dtype(_IDX_DTYPES[code])
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) - header != expected:
+        raise ValueError(
+            f"{path}: IDX payload has {len(raw) - header} bytes, header shape {shape} needs {expected}"
+        )
+    data = np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape)
+    return data.astype(dtype.newbyteorder("="))
+
+
+def _fashion_root(root) -> pathlib.Path:
+    if root is None:
+        root = os.environ.get(FASHION_MNIST_ENV) or FASHION_MNIST_DEFAULT_ROOT
+    return pathlib.Path(root)
+
+
+@functools.lru_cache(maxsize=4)
+def _fashion_split(root: str, split: str, mtime: float):
+    img_name, lab_name = _FASHION_FILES[split]
+    images = read_idx(pathlib.Path(root) / img_name)
+    labels = read_idx(pathlib.Path(root) / lab_name)
+    if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
+        raise ValueError(
+            f"Fashion-MNIST {split} files in {root} have inconsistent shapes "
+            f"{images.shape} and {labels.shape}"
+        )
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
+
+
+def _load_fashion(root):
+    folder = _fashion_root(root)
+    missing = [f for pair in _FASHION_FILES.values() for f in pair if not (folder / f).is_file()]
+    if missing:
+        raise DatasetUnavailableError(
+            f"Fashion-MNIST files {missing} not found in {folder}. Install them with "
+            f"'apt-get install dataset-fashion-mnist' (Debian/Ubuntu), or point root= or the "
+            f"environment variable {FASHION_MNIST_ENV} to a folder holding the four gzipped IDX "
+            f"files."
+        )
+    mtime = max((folder / f).stat().st_mtime for p in _FASHION_FILES.values() for f in p)
+    tr = _fashion_split(str(folder), "train", mtime)
+    te = _fashion_split(str(folder), "test", mtime)
+    return tr, te, str(folder)
+
+
+def _balanced_counts(total: int, k: int) -> np.ndarray:
+    counts = np.full(k, total // k)
+    counts[: total % k] += 1
+    return counts
+
+
+def _draw(labels: np.ndarray, classes, counts, rng, exclude=None):
+    """Indices of a class-balanced random subset (without replacement)."""
+    idx = []
+    for c, m in zip(classes, counts, strict=True):
+        pool = np.flatnonzero(labels == c)
+        if exclude is not None:
+            pool = np.setdiff1d(pool, exclude, assume_unique=True)
+        if m > pool.size:
+            raise ValueError(f"class {c} has only {pool.size} available samples, {m} were requested")
+        idx.append(rng.choice(pool, size=m, replace=False))
+    idx = np.concatenate(idx)
+    return idx[rng.permutation(idx.size)]
+
+
+def load_image_classification(
+    name: str,
+    *,
+    classes=(0, 1, 2),
+    n_train: int,
+    n_test: int,
+    seed: int,
+    root=None,
+    center: bool = False,
+    unit_norm: bool = False,
+    downsample: int = 1,
+) -> ImageClassificationData:
+    """Class-balanced random train/test subsets of a small image-classification data set.
+
+    Parameters
+    ----------
+    name : {"digits", "fashion_mnist"}
+    classes : sequence of distinct original class ids (0..9), at least 2.
+    n_train, n_test : total sizes; split as evenly as possible over the classes (the first
+        ``n % k`` classes get one more). n_test may be 0.
+    seed : int   seeds ``np.random.default_rng`` for the subset draw (and nothing else).
+    root : folder with the Fashion-MNIST IDX files (default: $RICHLAZY_FASHION_MNIST_DIR, else
+        /usr/share/datasets/fashion-mnist). Ignored for digits.
+    center : subtract the per-pixel mean of the drawn *training* images from train and test.
+    unit_norm : then scale every image to unit Euclidean norm (all-zero images are left as is).
+    downsample : average-pool non-overlapping ``downsample x downsample`` pixel blocks first
+        (must divide the image side; e.g. 2 turns 28x28 Fashion-MNIST into 14x14), to make
+        small CPU experiments cheaper.
+
+    Pixels are scaled to [0, 1] (digits: /16, Fashion-MNIST: /255). Digits have no official
+    split: train and test are drawn disjointly from the 1797 images. Fashion-MNIST train comes
+    from the 60 000 training images and test from the 10 000 test images.
+
+    Raises DatasetUnavailableError (a FileNotFoundError) when Fashion-MNIST is not installed.
+    """
+    if name not in _NAMES:
+        raise ValueError(f"name must be one of {_NAMES}, got {name!r}")
+    classes = tuple(int(c) for c in classes)
+    if len(classes) < 2 or len(set(classes)) != len(classes) or min(classes) < 0 or max(classes) > 9:
+        raise ValueError(f"classes must be >= 2 distinct ids in 0..9, got {classes!r}")
+    for arg, v, lo in (("n_train", n_train, len(classes)), ("n_test", n_test, 0)):
+        if not (isinstance(v, int | np.integer) and v >= lo):
+            raise ValueError(f"{arg} must be an int >= {lo}, got {v!r}")
+    if not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    if not (isinstance(downsample, int | np.integer) and downsample >= 1):
+        raise ValueError(f"downsample must be a positive int, got {downsample!r}")
+    rng = np.random.default_rng(seed)
+    k = len(classes)
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        X_all, y_all = d.data / 16.0, d.target
+        tr = _draw(y_all, classes, _balanced_counts(n_train, k), rng)
+        te = _draw(y_all, classes, _balanced_counts(n_test, k), rng, exclude=np.sort(tr))
+        Xtr, ytr, Xte, yte = X_all[tr], y_all[tr], X_all[te], y_all[te]
+        shape, used_root = (8, 8), None
+    else:
+        (img_tr, lab_tr), (img_te, lab_te), used_root = _load_fashion(root)
+        tr = _draw(lab_tr, classes, _balanced_counts(n_train, k), rng)
+        te = _draw(lab_te, classes, _balanced_counts(n_test, k), rng)
+        Xtr = img_tr[tr].reshape(tr.size, -1) / 255.0
+        Xte = img_te[te].reshape(te.size, -1) / 255.0
+        ytr, yte = lab_tr[tr], lab_te[te]
+        shape = tuple(img_tr.shape[1:])
+    Xtr = np.asarray(Xtr, dtype=np.float64)
+    Xte = np.asarray(Xte, dtype=np.float64).reshape(-1, Xtr.shape[1])
+    steps = ["pixels scaled to [0, 1]"]
+    if downsample > 1:
+        h, w = shape
+        if h % downsample or w % downsample:
+            raise ValueError(f"downsample={downsample} must divide the image shape {shape} of {name}")
+        shape = (h // downsample, w // downsample)
+        Xtr, Xte = (
+            M.reshape(-1, shape[0], downsample, shape[1], downsample)
+            .mean(axis=(2, 4))
+            .reshape(M.shape[0], -1)
+            for M in (Xtr, Xte)
+        )
+        steps.append(f"{downsample}x{downsample} average pooling to {shape[0]}x{shape[1]}")
+    if center:
+        mu = Xtr.mean(axis=0)
+        Xtr, Xte = Xtr - mu, Xte - mu
+        steps.append("centred by the training per-pixel mean")
+    if unit_norm:
+        for M in (Xtr, Xte):
+            nrm = np.linalg.norm(M, axis=1, keepdims=True)
+            M /= np.where(nrm > 0, nrm, 1.0)
+        steps.append("images scaled to unit norm")
+    remap = {c: i for i, c in enumerate(classes)}
+    to_idx = np.vectorize(remap.__getitem__, otypes=[np.int64])
+    return ImageClassificationData(
+        Xtr,
+        to_idx(ytr) if ytr.size else ytr.astype(np.int64),
+        Xte,
+        to_idx(yte) if yte.size else yte.astype(np.int64),
+        name,
+        classes,
+        shape,
+        "; ".join(steps),
+        used_root,
+    )
+
+
+def one_hot_targets(labels, n_classes: int, *, y_plus: float = 1.0, y_minus: float = 0.0):
+    """Targets Y[i, c] = y_plus if labels[i] == c else y_minus, shape (n, n_classes), float64.
+
+    E.g. ``y_plus=1, y_minus=-0.5`` gives the centred three-class targets of seed 000.
+    """
+    lab = np.asarray(labels)
+    if lab.ndim != 1:
+        raise ValueError(f"labels must be 1-d, got shape {lab.shape}")
+    if not (isinstance(n_classes, int | np.integer) and n_classes >= 1):
+        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
+    if lab.size and (lab.dtype.kind not in "iu" or lab.min() < 0 or lab.max() >= n_classes):
+        raise ValueError(f"labels must be integers in [0, {n_classes}), got {lab!r}")
+    Y = np.full((lab.size, int(n_classes)), float(y_minus))
+    Y[np.arange(lab.size), lab] = float(y_plus)
+    return Y
