@@ -160,6 +160,19 @@ def test_finite_T_toy_against_scalar_equation():
     assert np.allclose(sol.t, Y @ np.linalg.inv(sol.U + T * np.eye(3)), atol=1e-10)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_finite_T_converges_for_round_off_variants(seed):
+    """Regression: K0 = I up to round-off (orthogonal inputs drawn with different seeds) must not
+    flip the convergence flag; convergence is judged by the saddle-point residual."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((84, 64)))
+    X = np.sqrt(84) * Q
+    Y = np.eye(3)[np.repeat(np.arange(3), [32, 16, 16])]
+    sol = solve_linear_network(input_kernel(X), Y, sigma_a2=1 / 64, T=0.02, throw=True)
+    assert sol.converged and sol.residual < 1e-10
+    assert np.allclose(np.diag(sol.U), [0.69519, 0.488199, 0.488199], atol=1e-5)
+
+
 def test_finite_T_tends_to_T0():
     X, Y = _problem(P=20, N0=30, seed=9)
     K0 = input_kernel(X)
@@ -189,7 +202,8 @@ def test_finite_T_failure_is_a_status_and_throws_on_request(monkeypatch):
         def __init__(self, x):
             self.x = x
 
-    monkeypatch.setattr(_linear.optimize, "root", lambda f, x0, **k: Fake(x0))
+    # a root finder that returns a point far from the solution: the residual check must catch it
+    monkeypatch.setattr(_linear.optimize, "root", lambda f, x0, **k: Fake(3.0 * x0))
     sol = solve_linear_network(input_kernel(X), Y, T=0.5)
     assert not sol.converged and sol.status == 2 and "smaller T" in sol.message
     with pytest.raises(SolverError, match="did not converge"):
