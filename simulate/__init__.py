@@ -16,11 +16,14 @@ from ._datasets import (
 from ._device import make_generator, resolve_device, resolve_dtype
 from ._driver import ChainRun, SamplerDivergedError, atomic_torch_save, run_chain
 from ._langevin import LangevinState, Potential, langevin_init, langevin_step, paper_step_size
+from ._ldt_nets import TwoLayerErfPosterior, hermite_target_data
 from ._mlp import MLPParams, MLPTrainResult, init_mlp_ensemble, mlp_forward, train_mlp_ensemble
 from ._networks import REGIMES, NetworkPosterior, NetworkSpec
 from ._tasks import ToyTask, orthogonal_toy_task
 
 __all__ = [
+    "TwoLayerErfPosterior",
+    "hermite_target_data",
     "DatasetUnavailableError",
     "ImageClassificationData",
     "MLPParams",

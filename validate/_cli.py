@@ -25,6 +25,7 @@ BENCHMARKS = {
     "sampler": ("richlazy.validate._bench", "bench_sampler", "format_bench_sampler"),
     "richness": ("richlazy.validate._richness_bench", "bench_dlr", "format_bench_dlr"),
     "ldt": ("richlazy.validate._ldt_bench", "bench_ldt", "format_bench_ldt"),
+    "ldt-sampler": ("richlazy.validate._ldt_bench", "bench_ldt_sampler", "format_bench_ldt_sampler"),
     "equality": ("richlazy.validate._equality_bench", "bench_equality", "format_bench_equality"),
 }
 
