@@ -15,6 +15,27 @@ from ._datasets import (
 )
 from ._device import make_generator, resolve_device, resolve_dtype
 from ._driver import ChainRun, SamplerDivergedError, atomic_torch_save, run_chain
+from ._equality_mlp import (
+    GammaMLPResult,
+    gamma_learning_rate,
+    gamma_mlp_output,
+    init_gamma_mlp,
+    lazy_gamma,
+    train_gamma_mlp,
+)
+from ._equality_tasks import (
+    PENTOMINO_PATCH,
+    one_sided_pentominoes,
+    pentomino_batch,
+    pentomino_canonical_id,
+    psvrt_batch,
+    psvrt_patterns,
+    psvrt_test_batch,
+    sd_symbols,
+    sd_test_batch,
+    sd_train_batch,
+    split_pentominoes,
+)
 from ._langevin import LangevinState, Potential, langevin_init, langevin_step, paper_step_size
 from ._ldt_nets import TwoLayerErfPosterior, hermite_target_data
 from ._mlp import MLPParams, MLPTrainResult, init_mlp_ensemble, mlp_forward, train_mlp_ensemble
@@ -22,6 +43,23 @@ from ._networks import REGIMES, NetworkPosterior, NetworkSpec
 from ._tasks import ToyTask, orthogonal_toy_task
 
 __all__ = [
+    "GammaMLPResult",
+    "gamma_learning_rate",
+    "gamma_mlp_output",
+    "init_gamma_mlp",
+    "lazy_gamma",
+    "train_gamma_mlp",
+    "PENTOMINO_PATCH",
+    "one_sided_pentominoes",
+    "pentomino_batch",
+    "pentomino_canonical_id",
+    "psvrt_batch",
+    "psvrt_patterns",
+    "psvrt_test_batch",
+    "sd_symbols",
+    "sd_test_batch",
+    "sd_train_batch",
+    "split_pentominoes",
     "TwoLayerErfPosterior",
     "hermite_target_data",
     "DatasetUnavailableError",

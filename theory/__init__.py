@@ -4,6 +4,42 @@ Never imports torch. Every function's docstring states its formula, the paper (s
 equation or section it implements.
 """
 
+from ._adaptive_kernel import AKResult, ak_sample_complexity, ak_two_layer_erf
+from ._bayes_sd import bayes_accuracy, bayes_generalising_accuracy, llr_generalising, llr_memorising
+from ._equality import (
+    EQ3_READOUT_RATIO,
+    MarkovWalkerResult,
+    MaxMarginSolution,
+    circulant_eigenpairs,
+    eq3_accuracy,
+    handcrafted_accuracy,
+    handcrafted_different_accuracy,
+    handcrafted_solution,
+    ideal_max_margin_matrix,
+    max_margin_matrix,
+    max_margin_solution,
+    readout_drift_ratio,
+    readout_ratio_heuristic,
+    rich_accuracy,
+    rich_different_accuracy,
+    self_consistent_mu,
+    simulate_markov_walkers,
+    walker_drifts,
+)
+from ._equality_kernels import (
+    KernelAccuracy,
+    Theorem2Bound,
+    kernel_gradient_descent,
+    kernel_regression_predict,
+    relu_nngp_gram,
+    relu_ntk_gram,
+    sd_kernel_accuracy,
+    sd_kernel_accuracy_grid,
+    sd_test_pairs,
+    sd_training_pairs,
+    sphere_cosine_mean,
+    theorem2_bound,
+)
 from ._gauss import (
     ACTIVATIONS,
     gauss_hermite_nodes,
@@ -25,15 +61,6 @@ from ._kernels import (
     relu_ntk_unit_sphere,
     two_layer_ntk,
 )
-from ._linear import (
-    LinearNetworkSolution,
-    default_sigma_a2,
-    input_kernel,
-    linear_saddle_residuals,
-    solve_linear_network,
-    solve_U,
-)
-from ._adaptive_kernel import AKResult, ak_sample_complexity, ak_two_layer_erf
 from ._ldt_bounds import (
     ChernoffResult,
     alignment,
@@ -61,6 +88,14 @@ from ._ldt_erf import (
     outlier_threshold,
     overlap_potential,
     tilted_overlap_density,
+)
+from ._linear import (
+    LinearNetworkSolution,
+    default_sigma_a2,
+    input_kernel,
+    linear_saddle_residuals,
+    solve_linear_network,
+    solve_U,
 )
 from ._patterns import (
     alignment_cost,
@@ -94,6 +129,40 @@ from ._scaling_tables import (
 )
 
 __all__ = [
+    "bayes_accuracy",
+    "bayes_generalising_accuracy",
+    "llr_generalising",
+    "llr_memorising",
+    "EQ3_READOUT_RATIO",
+    "MarkovWalkerResult",
+    "MaxMarginSolution",
+    "circulant_eigenpairs",
+    "eq3_accuracy",
+    "handcrafted_accuracy",
+    "handcrafted_different_accuracy",
+    "handcrafted_solution",
+    "ideal_max_margin_matrix",
+    "max_margin_matrix",
+    "max_margin_solution",
+    "readout_drift_ratio",
+    "readout_ratio_heuristic",
+    "rich_accuracy",
+    "rich_different_accuracy",
+    "self_consistent_mu",
+    "simulate_markov_walkers",
+    "walker_drifts",
+    "KernelAccuracy",
+    "Theorem2Bound",
+    "kernel_gradient_descent",
+    "kernel_regression_predict",
+    "relu_nngp_gram",
+    "relu_ntk_gram",
+    "sd_kernel_accuracy",
+    "sd_kernel_accuracy_grid",
+    "sd_test_pairs",
+    "sd_training_pairs",
+    "sphere_cosine_mean",
+    "theorem2_bound",
     "AKResult",
     "ak_sample_complexity",
     "ak_two_layer_erf",

@@ -4,6 +4,14 @@ and the ``richlazy`` command line. Imports both richlazy.theory and richlazy.sim
 
 from . import stats
 from ._compare import Quantity, compare
+from ._equality_obs import (
+    alignment_by_readout_sign,
+    alignment_of_top_units,
+    readout_ratio,
+    relative_activation_change,
+    relative_weight_change,
+    weight_alignment,
+)
 from ._registry import (
     PAPERS,
     SUITES,
@@ -37,6 +45,12 @@ from ._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
 from ._runner import run_suite
 
 __all__ = [
+    "alignment_by_readout_sign",
+    "alignment_of_top_units",
+    "readout_ratio",
+    "relative_activation_change",
+    "relative_weight_change",
+    "weight_alignment",
     "ClassStatistics",
     "EigenCurves",
     "NC2Result",
