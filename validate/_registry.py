@@ -38,6 +38,7 @@ _CASE_MODULES = (
     "richlazy.validate._cases_equality",
     "richlazy.validate._cases_richness",
     "richlazy.validate._cases_richness_posterior",
+    "richlazy.validate._cases_richness_gamma",
 )
 
 
