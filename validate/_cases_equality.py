@@ -22,7 +22,6 @@ torch thread: the tensors are small and intra-op threads mostly add contention o
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -57,7 +56,7 @@ from ._equality_obs import (
     relative_activation_change,
     weight_alignment,
 )
-from ._registry import CaseContext, CaseOutcome, register_case
+from ._registry import CaseContext, CaseOutcome, case_threads, register_case
 
 Z = 3.0  # number of standard errors for statistical comparisons
 
@@ -67,15 +66,7 @@ Z = 3.0  # number of standard errors for statistical comparisons
 # --------------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _threads(ctx: CaseContext):
-    n = torch.get_num_threads()
-    if str(ctx.device).startswith("cpu"):
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n)
+_threads = case_threads  # shared helper: one torch thread on the CPU
 
 
 def _gen(ctx: CaseContext, k: int) -> torch.Generator:

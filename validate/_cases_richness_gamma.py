@@ -65,7 +65,7 @@ def gamma_equality(ctx: CaseContext) -> CaseOutcome:
                            ctx.out_dir / "dlr_vs_gamma.png", log_x=True,
                            title=f"gamma-MLP on same-different, d={d}, L={L}")
     notes = ("D_LR per gamma (mean ± SE over seeds): "
-             + ", ".join(f"{g:.3g}: {a:.3f} ± {b:.3f}" for g, a, b in zip(gammas, means, ses))
+             + ", ".join(f"{g:.3g}: {a:.3f} ± {b:.3f}" for g, a, b in zip(gammas, means, ses, strict=True))
              + ". Best test accuracy per gamma: "
-             + ", ".join(f"{g:.3g}: {a:.3f}" for g, a in zip(gammas, acc.mean(1))) + ".")
+             + ", ".join(f"{g:.3g}: {a:.3f}" for g, a in zip(gammas, acc.mean(1), strict=True)) + ".")
     return CaseOutcome(quantities=qs, figures=[fig.name], params=dict(cfg, gammas=gammas), notes=notes)

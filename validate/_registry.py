@@ -8,6 +8,7 @@ the sampler driver) and write figures into ``ctx.out_dir``.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib
 import pathlib
@@ -25,6 +26,7 @@ __all__ = [
     "register_case",
     "get_cases",
     "all_cases",
+    "case_threads",
 ]
 
 PAPERS = ("coding", "ldt", "equality", "richness")
@@ -122,3 +124,22 @@ def get_cases(suite: str, only: str | None = None) -> list[CaseSpec]:
     if only is not None:
         cases = [c for c in cases if fnmatch.fnmatchcase(c.name, only)]
     return cases
+
+
+@contextlib.contextmanager
+def case_threads(ctx: CaseContext, n: int = 1):
+    """Run a case body with ``n`` torch threads on the CPU (restored afterwards).
+
+    The quick cases work on small tensors (widths of 10^2), where OpenMP threading buys little
+    and, on a machine whose cores are shared, the thread barriers can slow matrix products down
+    by 10x or more. On CUDA devices nothing is changed.
+    """
+    import torch
+
+    old = torch.get_num_threads()
+    if str(ctx.device).startswith("cpu"):
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)

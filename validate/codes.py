@@ -34,7 +34,9 @@ def class_mean_activations(activations, labels, m: int) -> np.ndarray:
     a = _np(activations).astype(float)
     labels = np.asarray(labels)
     if a.shape[-1] != labels.shape[0]:
-        raise ValueError(f"activations must have P = {labels.shape[0]} inputs in the last axis, got {a.shape}")
+        raise ValueError(
+            f"activations must have P = {labels.shape[0]} inputs in the last axis, got {a.shape}"
+        )
     onehot = np.eye(m)[labels]
     cnt = onehot.sum(0)
     if np.any(cnt == 0):
