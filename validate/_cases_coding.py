@@ -9,7 +9,7 @@ from richlazy.theory import input_kernel, solve_linear_network
 
 from ._compare import compare
 from ._plots import kernel_heatmaps, readout_histograms
-from ._registry import CaseContext, CaseOutcome, case_threads, register_case
+from ._registry import CaseContext, CaseOutcome, register_case
 from ._sampling import estimates_from_run, sample_posterior
 from .observables import class_block_means, class_means, layer_kernels, readout_second_moment
 
@@ -52,11 +52,6 @@ def _cmp(name, theory, est, N, *, scale=None):
     ),
 )
 def linear_toy(ctx: CaseContext) -> CaseOutcome:
-    with case_threads(ctx):
-        return _linear_toy(ctx)
-
-
-def _linear_toy(ctx: CaseContext) -> CaseOutcome:
     cfg = LINEAR_TOY_SIZES[ctx.size]
     N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
     m = 3

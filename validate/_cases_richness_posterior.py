@@ -8,7 +8,7 @@ from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 
 from ._compare import compare
-from ._registry import CaseContext, CaseOutcome, case_threads, register_case
+from ._registry import CaseContext, CaseOutcome, register_case
 from ._richness import dlr
 from ._sampling import sample_posterior
 
@@ -70,11 +70,6 @@ def _jackknife_dlr(Ks, Fs, n_batches=8):
     ),
 )
 def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
-    with case_threads(ctx):
-        return _posterior_nonlazy_vs_lazy(ctx)
-
-
-def _posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
     cfg = SIZES[ctx.size]
     N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
     task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.seed)

@@ -1,7 +1,7 @@
 """The ``richlazy`` command line: a thin layer over library functions.
 
     richlazy validate [--suite quick|full] [--only GLOB] [--device auto|cpu|cuda] [--out DIR]
-                      [--seed N] [--quiet]
+                      [--seed N] [--threads N] [--quiet]
     richlazy list
     richlazy info
     richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S]
@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", metavar="DIR", default="richlazy-report",
                    help="report folder (report.json, report.md, figures/; default richlazy-report)")
     v.add_argument("--seed", type=int, default=0, help="base seed of every case (default 0)")
+    v.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="torch threads per case on the CPU (default 1; the quick cases use small "
+                        "tensors, where more threads rarely help)")
     v.add_argument("--quiet", action="store_true", help="no progress bars")
 
     sub.add_parser("list", help="list validation cases: name, suites, paper")
@@ -76,6 +79,9 @@ def _cmd_validate(args) -> int:
     if args.seed < 0:
         print(f"richlazy: error: --seed must be >= 0, got {args.seed}", file=sys.stderr)
         return 2
+    if args.threads < 1:
+        print(f"richlazy: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)
+        return 2
 
     def start(spec):
         if not args.quiet:
@@ -92,7 +98,7 @@ def _cmd_validate(args) -> int:
     try:
         report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
                            seed=args.seed, progress=not args.quiet, on_case_start=start,
-                           on_case_end=end)
+                           on_case_end=end, threads=args.threads)
     except ValueError as exc:
         print(f"richlazy: error: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from ._registry import CaseContext, CaseOutcome, get_cases
+from ._registry import CaseContext, CaseOutcome, case_threads, get_cases
 from ._report import CaseResult, Report, write_report
 
 __all__ = ["run_suite", "resolve_device_name"]
@@ -45,10 +45,13 @@ def run_suite(
     progress: bool = True,
     on_case_start: Callable | None = None,
     on_case_end: Callable | None = None,
+    threads: int = 1,
 ) -> Report:
     """Run the cases of ``suite`` matching the glob ``only``; write the report into ``out_dir``.
 
     A case that raises is recorded as failed with its traceback (the other cases still run).
+    On the CPU every case runs with ``threads`` torch threads (default 1: the quick cases use
+    small tensors, and oversubscribed OpenMP threads on shared cores slow them down by 10x).
     The report is rewritten after every case, so an interrupted run keeps what it finished;
     long cases checkpoint into ``out_dir/checkpoints`` and resume from there when rerun with
     the same arguments.
@@ -58,6 +61,8 @@ def run_suite(
         raise ValueError(f"no case of suite {suite!r} matches --only {only!r}; see `richlazy list`")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
     dev = resolve_device_name(device)
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -75,7 +80,8 @@ def run_suite(
         t0 = time.perf_counter()
         error = None
         try:
-            outcome = spec.fn(ctx)
+            with case_threads(ctx, threads):
+                outcome = spec.fn(ctx)
             if not isinstance(outcome, CaseOutcome):
                 raise TypeError(f"case {spec.name} returned {type(outcome).__name__}, not CaseOutcome")
         except Exception:  # a failing case must not stop the suite

@@ -88,6 +88,7 @@ def test_failing_and_crashing_cases_give_exit_code_1(tmp_path, monkeypatch, caps
         ["validate", "--suite", "huge"],
         ["validate", "--only", "nonexistent/*"],
         ["validate", "--seed", "-1"],
+        ["validate", "--threads", "0"],
         ["validate", "--device", "tpu"],
         ["bench", "--only", "nothing"],
         ["bench", "--min-time", "0"],
