@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from richlazy.validate.codes import (
     class_mean_activations,
     code_fractions,

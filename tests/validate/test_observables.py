@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-
 from richlazy.simulate import NetworkPosterior, NetworkSpec, make_generator, orthogonal_toy_task
 from richlazy.validate.observables import (
     class_block_means,
