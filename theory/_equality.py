@@ -19,11 +19,12 @@ the seed; [RECON] reconstructed or corrected here (the docstring says what and w
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
+
+from ._validation import check_int
 
 __all__ = [
     "EQ3_READOUT_RATIO",
@@ -57,12 +58,7 @@ EQ3_READOUT_RATIO = 1.5
 
 
 def _int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {v!r} ({type(v).__name__})")
-    v = int(v)
-    if v < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {v}")
-    return v
+    return check_int(name, v, minimum=minimum)
 
 
 def _int_array(name, v, minimum):

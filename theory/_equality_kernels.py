@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, linalg, special
 
+from ._validation import check_int
+
 __all__ = [
     "KernelAccuracy",
     "Theorem2Bound",
@@ -44,12 +46,7 @@ _KERNELS = ("ntk", "nngp")
 
 
 def _int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {v!r} ({type(v).__name__})")
-    v = int(v)
-    if v < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {v}")
-    return v
+    return check_int(name, v, minimum=minimum)
 
 
 def _nonneg(name, v):
