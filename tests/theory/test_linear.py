@@ -253,3 +253,24 @@ def test_solution_method_validation():
         input_kernel(np.ones((3, 2)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="G must be positive semi-definite"):
         solve_U(-np.eye(2), sigma_a2=0.1)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(P=st.integers(3, 25), extra=st.integers(0, 10), m=st.integers(1, 4), L=st.integers(1, 4),
+       seed=st.integers(0, 2**31 - 1), y_minus=st.sampled_from([0.0, -0.5, 0.3]))
+def test_random_problems_satisfy_saddle_point(P, extra, m, L, seed, y_minus):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((P + extra + 1, P))
+    Y = np.where(np.eye(m, dtype=bool)[rng.integers(0, m, P)], 1.0, y_minus)
+    sol = solve_linear_network(input_kernel(X), Y, L=L)
+    assert sol.converged
+    assert np.allclose(sol.U, sol.U.T) and np.linalg.eigvalsh(sol.U).min() > 0
+    for K in sol.kernels:
+        assert np.allclose(K, K.T, atol=1e-9 * np.abs(K).max())
+    res = linear_saddle_residuals(sol.K0, Y, t=sol.t, U=sol.U, kernels=sol.kernels,
+                                  sigma_a2=sol.sigma_a2)
+    assert max(res.values()) < 1e-7, res
