@@ -116,6 +116,13 @@ from ._patterns import (
     sqrt_m_specialization_energy,
     two_layer_erf_pattern_energies,
 )
+from ._relu import (
+    ReLUOutlierSolution,
+    ReLUToySolution,
+    relu_stability_margin,
+    solve_relu_outliers,
+    solve_relu_toy,
+)
 from ._results import SolverError, SolverStatus
 from ._scaling_tables import (
     MODELS,
@@ -127,8 +134,37 @@ from ._scaling_tables import (
     pattern_crossovers,
     scaling_tables,
 )
+from ._sigmoid import (
+    SigmoidGeneralSolution,
+    SigmoidToySolution,
+    code_transitions,
+    locate_code_transition,
+    solve_sigmoid_general,
+    solve_sigmoid_toy,
+    sweep_y_minus,
+    toy_class_targets,
+)
+from ._tilted import TILTED_ACTIVATIONS, saddle_moments, tilted_density, tilted_moments, tilted_moments_quad
 
 __all__ = [
+    "ReLUOutlierSolution",
+    "ReLUToySolution",
+    "relu_stability_margin",
+    "solve_relu_outliers",
+    "solve_relu_toy",
+    "SigmoidGeneralSolution",
+    "SigmoidToySolution",
+    "code_transitions",
+    "locate_code_transition",
+    "solve_sigmoid_general",
+    "solve_sigmoid_toy",
+    "sweep_y_minus",
+    "toy_class_targets",
+    "TILTED_ACTIVATIONS",
+    "saddle_moments",
+    "tilted_density",
+    "tilted_moments",
+    "tilted_moments_quad",
     "bayes_accuracy",
     "bayes_generalising_accuracy",
     "llr_generalising",

@@ -23,6 +23,7 @@ __all__ = ["main", "build_parser"]
 # this installation are reported as unavailable instead of failing.
 BENCHMARKS = {
     "sampler": ("richlazy.validate._bench", "bench_sampler", "format_bench_sampler"),
+    "coding": ("richlazy.validate._coding_bench", "bench_coding", "format_bench_coding"),
     "richness": ("richlazy.validate._richness_bench", "bench_dlr", "format_bench_dlr"),
     "ldt": ("richlazy.validate._ldt_bench", "bench_ldt", "format_bench_ldt"),
     "ldt-sampler": ("richlazy.validate._ldt_bench", "bench_ldt_sampler", "format_bench_ldt_sampler"),

@@ -1,0 +1,200 @@
+"""ReLU non-lazy network theory (seed 000 §Sparse coding; notes §5.2): toy outliers + bulk,
+stability margin, the outlier-only minimum-norm theory, validation."""
+
+import itertools
+
+import numpy as np
+import pytest
+from richlazy.theory._relu import (
+    relu_stability_margin,
+    solve_relu_outliers,
+    solve_relu_toy,
+)
+from richlazy.theory._sigmoid import _ToyNeuron, toy_class_targets
+from richlazy.theory._tilted import tilted_moments, tilted_moments_quad
+
+RHO = np.array([0.5, 0.25, 0.25])
+
+
+@pytest.fixture(scope="module")
+def fig2():
+    """Fig. 2/4 ReLU configuration: ratios [1/2, 1/4, 1/4], y+ = 1, y- = -1/2."""
+    return solve_relu_toy(RHO, toy_class_targets(3, y_minus=-0.5), P=500)
+
+
+def test_fig2_three_single_class_outliers(fig2):
+    """MT: three outliers coding one class each, readouts positive for the coded class and
+    negative otherwise; KKT: marginality rho_c |t_c|^2 = 1, t_c' . t_c <= 0, s_c > 0."""
+    s = fig2
+    assert s.converged, s.message
+    assert sorted(s.outlier_classes.tolist()) == [0, 1, 2]
+    np.testing.assert_allclose(s.marginality, 1.0, atol=1e-12)
+    off = s.cone[~np.eye(3, dtype=bool)]
+    assert np.all(off < 0)
+    assert np.all(s.outlier_strength > 0)
+    for o in s.outliers():
+        c = o["class"]
+        assert o["abar"][c] > 0 and np.all(np.delete(o["abar"], c) < 0)
+        assert o["zbar"] > 0
+        np.testing.assert_allclose(o["abar"], RHO[c] * s.t[c] * o["zbar"], rtol=1e-12)
+    assert abs(s.stability_margin - 1.0) < 1e-10
+    assert s.bulk_gap < 0
+    # bulk much smaller than the outlier readouts (largely task-agnostic bulk)
+    assert np.max(np.abs(s.a0)) < 0.3 * np.min([np.max(np.abs(o["abar"])) for o in s.outliers()])
+
+
+def test_fig2_equations_with_independent_quadrature(fig2):
+    """Bulk stationarity and output constraint re-evaluated with the scipy-quad M(h)."""
+    s = fig2
+    _, M, _ = (np.asarray(v) for v in tilted_moments_quad(s.t @ s.a0, activation="relu"))
+    np.testing.assert_allclose(s.a0, (RHO * M) @ s.t, atol=1e-12)
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    out = M[:, None] * s.a0[None, :] + (RHO * s.outlier_strength)[:, None] * s.t
+    np.testing.assert_allclose(out, Yc, atol=1e-12)
+    lab = np.array([0, 1, 1, 2, 0])
+    np.testing.assert_allclose(s.mean_output(lab), Yc[lab], atol=1e-12)
+
+
+def test_fig2_is_the_constrained_minimum(fig2):
+    """Convex optimality: Phi(t) = max_a g_t(a) - sum rho_c t_c . y_c does not decrease under
+    random feasible perturbations of t (rows rescaled into rho_c |t_c|^2 <= 1)."""
+    s = fig2
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    neuron = _ToyNeuron(RHO, "relu", True, 0, 3)
+    B = np.array(list(itertools.product((0.0, 1.0), repeat=3)))
+
+    def phi(t):
+        starts = np.vstack([np.zeros(3), s.a0, 0.5 * (B * RHO) @ t])
+        _, g, _ = neuron.local_maxima(t, starts)
+        return g[0] - np.sum(RHO * np.sum(t * Yc, axis=1))
+
+    p0 = phi(s.t)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(12):
+        t = s.t + 0.05 * rng.standard_normal((3, 3))
+        norm = np.sqrt(RHO * np.sum(t * t, axis=1))
+        t = t / np.maximum(norm, 1.0)[:, None] * (1 - 1e-9)
+        if relu_stability_margin(t, RHO)[0] < 1:
+            assert phi(t) >= p0 - 1e-12
+            checked += 1
+    assert checked >= 10
+
+
+def test_fig1_closed_form():
+    """Fig. 1 ReLU (2 classes, 1 output, y = +-1, rho = 1/2): by symmetry a_0 = 0, t = +-sqrt 2,
+    s = sqrt 2, so abar = +-2^(-1/4) and zbar = 2^(1/4) (notes §5.2 equations solved by hand)."""
+    s = solve_relu_toy([0.5, 0.5], [[1.0], [-1.0]])
+    assert s.converged, s.message
+    np.testing.assert_allclose(s.a0, 0.0, atol=1e-12)
+    np.testing.assert_allclose(s.t[:, 0], [np.sqrt(2), -np.sqrt(2)], rtol=1e-10)
+    np.testing.assert_allclose(s.outlier_strength, np.sqrt(2), rtol=1e-10)
+    np.testing.assert_allclose(s.outlier_readouts[:, 0], [2**-0.25, -(2**-0.25)], rtol=1e-10)
+    np.testing.assert_allclose(s.outlier_preactivations, 2**0.25, rtol=1e-10)
+    np.testing.assert_allclose(s.bulk_mean_activation, 1 / np.sqrt(2 * np.pi), rtol=1e-12)
+
+
+def test_multiclass_outliers_needed_is_reported():
+    """y- = +1/2: single-class outliers alone make the readout integral unstable in a
+    multi-class direction (lambda* > 1); the solver must say so rather than claim success."""
+    s = solve_relu_toy(RHO, toy_class_targets(3, y_minus=0.5))
+    assert not s.converged
+    assert s.stability_margin > 1.0
+    assert "lambda*" in s.message
+
+
+def test_stability_margin_vs_sampling():
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        t = rng.standard_normal((3, 3))
+        lam, u = relu_stability_margin(t, RHO)
+        U = rng.standard_normal((200000, 3))
+        U /= np.linalg.norm(U, axis=1)[:, None]
+        vals = np.sum(RHO * np.maximum(U @ t.T, 0.0) ** 2, axis=1)
+        assert vals.max() <= lam + 1e-12
+        assert vals.max() > lam - 2e-3
+        assert abs(np.linalg.norm(u) - 1) < 1e-12
+        assert abs(np.sum(RHO * np.maximum(t @ u, 0) ** 2) - lam) < 1e-12
+
+
+def test_kernel_density_and_finite_P_width(fig2):
+    s = fig2
+    lab = np.array([0, 0, 1, 2])
+    K = s.feature_kernel(lab)
+    M, V = s.bulk_mean_activation, s.bulk_activation_variance
+    z0 = s.outlier_preactivations[list(s.outlier_classes).index(0)]
+    assert abs(K[0, 1] - (M[0] ** 2 + z0**2)) < 1e-13
+    assert abs(K[0, 0] - (V[0] + M[0] ** 2 + z0**2)) < 1e-13
+    assert abs(K[2, 3] - M[1] * M[2]) < 1e-13
+    z = np.linspace(-12, 14, 26001)
+    dz = z[1] - z[0]
+    d = s.bulk_preactivation_density(z, 1)
+    assert abs(d.sum() * dz - 1) < 1e-7
+    assert abs(np.sum(np.maximum(z, 0) * d) * dz - M[1]) < 1e-7
+    a = np.linspace(s.a0[0] - 1, s.a0[0] + 1, 20001)
+    assert abs(s.bulk_readout_density(a, 0).sum() * (a[1] - a[0]) - 1) < 1e-8
+    H = -np.eye(3) + np.einsum("c,ci,cj->ij", RHO * tilted_moments(s.bulk_h, activation="relu")[2],
+                               s.t, s.t)
+    np.testing.assert_allclose(s.bulk_readout_covariance, np.linalg.inv(-500 * H), rtol=1e-10)
+
+
+def test_outlier_only_theory_on_toy_inputs_closed_form():
+    """Orthonormal inputs, no bulk: t_c = y_c / (sqrt(rho_c) |y_c|), zbar_c^2 = |y_c|/sqrt(rho_c),
+    and the minimal cost P sum_c sqrt(rho_c) |y_c| (notes §5.2 equations solved by hand)."""
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    s = solve_relu_outliers(np.eye(P), Yc[lab])
+    assert s.converged, s.message
+    ny = np.linalg.norm(Yc, axis=1)
+    assert abs(s.cost - P * np.sum(np.sqrt(RHO) * ny)) < 1e-7
+    assert s.n_outliers == 3
+    np.testing.assert_allclose(s.t[[0, 8, 12]], Yc / (np.sqrt(RHO) * ny)[:, None], atol=1e-4)
+    for i in range(3):
+        c = lab[np.argmax(s.zbar[i])]
+        active = s.zbar[i] > 1e-9
+        assert np.array_equal(active, lab == c)
+        np.testing.assert_allclose(s.zbar[i][active], np.sqrt(ny[c] / np.sqrt(RHO[c])), rtol=1e-6)
+    np.testing.assert_allclose(s.mean_output(), Yc[lab], atol=1e-9)
+    np.testing.assert_allclose(s.predict(np.eye(P)), Yc[lab], atol=1e-9)
+    # a test input x = alpha x_mu + orthogonal part: f = sum_i abar_i relu(alpha zbar_i,mu)
+    k0 = 0.6 * np.eye(P)[:, [0, 9]]
+    np.testing.assert_allclose(s.predict(k0), 0.6 * Yc[lab[[0, 9]]], atol=1e-9)
+    np.testing.assert_allclose(s.generalization_error(k0, Yc[lab[[0, 9]]]),
+                               np.mean((0.4 * Yc[lab[[0, 9]]]) ** 2, axis=0), atol=1e-9)
+    assert s.dual_margin <= 1 + 1e-6
+
+
+def test_validation_messages(fig2):
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    with pytest.raises(ValueError, match="ratios must sum to 1"):
+        solve_relu_toy([0.5, 0.5, 0.5], Yc)
+    with pytest.raises(ValueError, match="class_targets must have one row per class"):
+        solve_relu_toy(RHO, Yc[:2])
+    with pytest.raises(TypeError, match="P must be an integer"):
+        solve_relu_toy(RHO, Yc, P="500")
+    with pytest.raises(ValueError, match="mu_schedule must contain at least one"):
+        solve_relu_toy(RHO, Yc, mu_schedule=())
+    with pytest.raises(ValueError, match="mu_schedule must be > 0"):
+        solve_relu_toy(RHO, Yc, mu_schedule=(0.0,))
+    with pytest.raises(ValueError, match="t must have k = 3 rows"):
+        relu_stability_margin(np.zeros((2, 3)), RHO)
+    with pytest.raises(ValueError, match="K0 must be square"):
+        solve_relu_outliers(np.zeros((2, 3)), np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="K0 must be positive definite"):
+        solve_relu_outliers(-np.eye(2), np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="Y must have P = 2 rows"):
+        solve_relu_outliers(np.eye(2), np.zeros((3, 1)))
+    with pytest.raises(ValueError, match="P must be > 0"):
+        solve_relu_outliers(np.eye(2), np.zeros((2, 1)), P=-1.0)
+    with pytest.raises(ValueError, match="n_neurons must be >= 1"):
+        solve_relu_outliers(np.eye(2), np.zeros((2, 1)), n_neurons=0)
+    with pytest.raises(ValueError, match="c must be in 0..2"):
+        fig2.bulk_preactivation_density(0.0, 3)
+    with pytest.raises(ValueError, match="r must be in 0..2"):
+        fig2.bulk_readout_density(0.0, 4)
+    with pytest.raises(ValueError, match="labels must lie in 0..2"):
+        fig2.mean_output([5])
+    nop = solve_relu_toy([0.5, 0.5], [[1.0], [-1.0]])
+    with pytest.raises(ValueError, match="needs a finite P"):
+        nop.bulk_readout_density(0.0, 0)
