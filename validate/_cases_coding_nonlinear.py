@@ -7,9 +7,11 @@ from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory._sigmoid import solve_sigmoid_toy, toy_class_targets
 
 from ._compare import compare
+from ._plots import _plt
 from ._registry import CaseContext, CaseOutcome, register_case
 from ._sampling import sample_posterior
 from .codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
+from .observables import class_means
 
 SIGMOID_TOY_SIZES = {
     "quick": dict(N=100, P=100, N0=120, n_chains=4, T=0.002, dt=0.05, n_steps=60_000,
@@ -17,15 +19,6 @@ SIGMOID_TOY_SIZES = {
     "full": dict(N=500, P=500, N0=520, n_chains=4, T=0.001, dt=0.05, n_steps=600_000,
                  burn_in=200_000, thin=2_000),
 }
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _figures(out_dir, sol, A_last, act_last, labels, fr, theory_labels):
@@ -97,13 +90,8 @@ def sigmoid_toy(ctx: CaseContext) -> CaseOutcome:
     labels = task.labels
 
     def observe(post, theta, gen):
-        z = post.preactivations(theta)[-1]
-        h = post._phi(z)  # (E, N, P)
-        onehot = np.eye(m)[labels]
-        import torch
-
-        oh = torch.as_tensor(onehot, dtype=h.dtype, device=h.device)
-        cm = h @ oh / oh.sum(0)  # (E, N, m) class-mean activations
+        h = post._phi(post.preactivations(theta)[-1])  # (E, N, P)
+        cm = class_means(h.transpose(1, 2), labels, m).transpose(1, 2)  # (E, N, m)
         return {"cm": cm.float(), "A": post.unflatten(theta)["A"].float(), "F": post.outputs(theta).float()}
 
     spec = NetworkSpec(N0=N0, N=N, L=1, m=m, activation="sigmoid_erf", regime="nonlazy")

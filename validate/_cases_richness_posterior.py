@@ -8,6 +8,7 @@ from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 
 from ._compare import compare
+from ._plots import _plt
 from ._registry import CaseContext, CaseOutcome, register_case
 from ._richness import dlr
 from ._sampling import sample_posterior
@@ -136,11 +137,7 @@ def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
 
 
 def _plot(theory, nl, lz, mk, path):
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
+    plt = _plt()
     fig, ax = plt.subplots(figsize=(5.2, 3.4), constrained_layout=True)
     labels = ["non-lazy\n(per sample)", "non-lazy\n(mean kernel)", "lazy\n(per sample)"]
     vals = [nl[0], mk[0], lz[0]]
