@@ -79,12 +79,16 @@ def _figures(out_dir, sol, A_last, act_last, labels, fr, theory_labels):
     suites=("full",),
 )
 def sigmoid_toy(ctx: CaseContext) -> CaseOutcome:
-    cfg = SIGMOID_TOY_SIZES[ctx.size]
+    return _sigmoid_toy(ctx, SIGMOID_TOY_SIZES[ctx.size])
+
+
+def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
     N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
     m = 3
     ratios = (0.5, 0.25, 0.25)
-    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=1.0, y_minus=0.5, seed=ctx.seed)
-    sol = solve_sigmoid_toy(np.array(ratios), toy_class_targets(m, y_plus=1.0, y_minus=0.5), P=None,
+    y_minus = cfg.get("y_minus", 0.5)
+    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=1.0, y_minus=y_minus, seed=ctx.seed)
+    sol = solve_sigmoid_toy(np.array(ratios), toy_class_targets(m, y_plus=1.0, y_minus=y_minus), P=None,
                             throw=True)
     theory_labels = [code_label(c) for c in sol.codes]
     labels = task.labels
@@ -100,6 +104,7 @@ def sigmoid_toy(ctx: CaseContext) -> CaseOutcome:
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
         seed=ctx.seed + 1, device=ctx.device, checkpoint_path=ctx.checkpoint_dir / "chain.pt",
         progress=ctx.progress, desc="coding/sigmoid-toy",
+        anneal_from=cfg.get("anneal_from"), anneal_steps=cfg.get("anneal_steps", 0),
     )
     cm = run.samples["cm"].double().numpy()  # (S, E, N, m)
     A = run.samples["A"].double().numpy()  # (S, E, N, m)
@@ -156,8 +161,8 @@ def sigmoid_toy(ctx: CaseContext) -> CaseOutcome:
              f"from the first to the last recorded sample: {persistence[-1]:.3f} (feature-layer "
              f"neurons keep their codes). {run.n_steps} steps x {E} chains at T={T}; sampling took "
              f"{run.seconds:.1f} s.")
-    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, m=m, ratios=list(ratios), y_plus=1.0,
-                                                                 y_minus=0.5, sigma_a2=1.0 / P), notes=notes)
+    params = dict(cfg, m=m, ratios=list(ratios), y_plus=1.0, y_minus=y_minus, sigma_a2=1.0 / P)
+    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)
 
 
 def _last_acts(post, run):

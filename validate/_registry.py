@@ -36,7 +36,11 @@ SUITES = ("quick", "full")
 _CASE_MODULES = (
     "richlazy.validate._cases_coding",
     "richlazy.validate._cases_coding_nonlinear",
+    "richlazy.validate._cases_coding_relu",
+    "richlazy.validate._cases_coding_images",
+    "richlazy.validate._cases_coding_persistence",
     "richlazy.validate._cases_ldt",
+    "richlazy.validate._cases_ldt_prior",
     "richlazy.validate._cases_equality",
     "richlazy.validate._cases_richness",
     "richlazy.validate._cases_richness_posterior",

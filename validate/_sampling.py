@@ -45,6 +45,8 @@ def sample_posterior(
     progress: bool = True,
     desc: str = "langevin",
     project_inputs: bool = True,
+    anneal_from: float | None = None,
+    anneal_steps: int = 0,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
@@ -53,20 +55,41 @@ def sample_posterior(
     tensors per recorded step; ``generator`` is seeded from (seed, step), so observables that
     need fresh randomness (inputs outside span(X) with ``project_inputs``) stay reproducible
     across checkpoint/resume. Returns ``(posterior, ChainRun)``.
+
+    ``anneal_from``/``anneal_steps``: optional simulated annealing inside the burn-in. The
+    rescaled temperature falls geometrically from ``anneal_from`` to ``T`` over the first
+    ``anneal_steps`` steps (likelihood weight N/T_s and ULA step T_s * dt at step s) and stays at
+    ``T`` afterwards, so every recorded sample is taken at ``T``. It lets neurons pick their codes
+    while the barriers between codes are still low (seed 000: feature-layer codes freeze at low
+    T, Fig. 5), instead of staying in the metastable codes they fall into from a prior draw.
     """
+    if anneal_from is not None:
+        if not (np.isfinite(anneal_from) and anneal_from > T):
+            raise ValueError(f"anneal_from must be a finite temperature above T = {T}, got {anneal_from}")
+        if isinstance(anneal_steps, bool) or not isinstance(anneal_steps, int) or not (
+                0 < anneal_steps <= burn_in):
+            raise ValueError(f"anneal_steps must be an int in [1, burn_in = {burn_in}] when anneal_from "
+                             f"is given, got {anneal_steps!r}")
     dev = resolve_device(device)
     post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
                             project_inputs=project_inputs)
     gen = make_generator(seed, dev)
     state = langevin_init(post.sample_prior(n_chains, generator=gen))
     eps = paper_step_size(dt, T)
+    beta_T = post.beta
 
     def step_fn(s, g):
-        return langevin_step(s, post, step_size=eps, generator=g)
+        if anneal_from is None or s.step >= anneal_steps:
+            post.beta = beta_T
+            return langevin_step(s, post, step_size=eps, generator=g)
+        T_s = anneal_from * (T / anneal_from) ** (s.step / anneal_steps)
+        post.beta = beta_T * T / T_s
+        return langevin_step(s, post, step_size=paper_step_size(dt, T_s), generator=g)
 
     config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
                   project_inputs=project_inputs,
+                  **({} if anneal_from is None else dict(anneal_from=anneal_from, anneal_steps=anneal_steps)),
                   data=float(np.asarray(X).sum() + np.asarray(Y).sum()))
 
     def obs(s):
