@@ -22,18 +22,40 @@ Integrating out the readout (eq. 31) and the per-neuron factorisation (34) give
 where ``c_m = <erf(w.x), He_m(w*.x)>/(sqrt(m!) (w.w*)^m (1+2|w|^2)^{-m/2})``; for m = 3,
 ``c_3^2 = 8/(3 pi)``. The orthogonal part of w is treated as non-fluctuating (36) [RECON].
 
+Option ``perp="exact"`` [derived here, not in the paper; it uses only (34)-(35), RECON].
+``G(w)^2`` depends on ``w`` only
+through ``w_par = w.w*`` and ``r = |w_perp|^2``, which are independent under the prior
+(``w_par ~ N(0, sigma_w^2/d)``, ``x = d r / sigma_w^2 ~ chi^2_{d-1}``), so eq. (34) needs no
+approximation:
+
+    Z_1(tau) = E_{w_par, x} exp(tau g(w_par, r)),
+    g(w_par, r) = c_m^2 w_par^{2m} / (1 + 2 r + 2 w_par^2)^m,   r = sigma_w^2 x / d,
+
+a two-dimensional integral.  Eq. (36) is its ``r -> E r = sigma_w^2 (d-1)/d`` limit.  At the LDT
+saddle point ``tau* = O(d)`` specialists gain ``O(d)`` by shrinking ``r`` (to ~0.3-0.4 for
+``sigma_w^2 = 1``), which eq. (36) forbids; it overestimates ``E(alpha)`` (exact/eq. 36 =
+0.81-0.82 for d = 8-800, standard and mean-field; ``docs/ldt.md``, case ``ldt/prior-rate-eq36``),
+while the exact form reproduces prior Monte Carlo (case ``ldt/prior-rate``).  The default stays
+``perp="frozen"`` (the paper's chain).
+
 Numerics: the exponents ``-d w^2/(2 sigma_w^2) + tau g(w)`` are O(d), so every integral is
 evaluated in log-sum-exp form (or with ``expm1`` when the tilt is weak, which keeps
 ``log Z_1 << 1`` accurate) on a uniform grid whose spacing resolves the width ``sigma_w/sqrt(d)``
 of both the Gaussian bulk and the specialist peaks; the trapezoid rule is spectrally accurate for
-these analytic, rapidly decaying integrands. Kernels are numba-compiled (``cache=True``) and
-take arrays/scalars only; the public functions validate input and build results.
+these analytic, rapidly decaying integrands. The exact option uses a 2-D trapezoid grid in
+``(w_par >= 0, u = log x)`` (``points_per_width`` per ``sigma_w/sqrt(d)`` and per ``sqrt(2/(d-1))``),
+evaluated only on the cells where a coarse pass (one node per width) finds the integrand within
+``exp(-40)`` of its maximum (plus one neighbouring cell): the support is two blobs (GP bulk,
+specialists) of size ``O(1/sqrt(d))``.  Outlier fractions use Gauss-Legendre panels in ``w_par``
+split at the threshold.  The saddle point of the exact option is found by a safeguarded Newton
+iteration started from the eq. (36) root.  Kernels are numba-compiled (``cache=True``) and take
+arrays/scalars only; the public functions validate input and build results.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mpmath
 import numba
@@ -57,6 +79,7 @@ __all__ = [
 ]
 
 _LOG_CUTOFF = 50.0  # integrand below exp(-50) of its value at w = 0 is dropped
+_CELL_CUTOFF = 40.0  # exact 2-D kernel: cells below exp(-40) of the maximum are skipped
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,6 +227,165 @@ def _log_integral_simpson(a, bnd, n, tau, prec, c2, b, m):
     return emax + math.log(s * h / 3.0)
 
 
+@numba.njit(cache=True)
+def _exact_axes(wv, prec, c2, m, r_scale, k, u_lo, hu, nu):
+    """Row factors (nodes ``wv`` of w_par >= 0) and column factors (``u = u_lo + j hu``) of the
+    exact integrand ``log p0 + tau g = A_i + B_j + tau P_i/(S_i + 2 R_j)^m``.  ``p0`` is the
+    normalised prior density of ``(|w_par|, u = log x)``, ``x ~ chi^2_k``, ``r = r_scale x``."""
+    lognorm = (
+        math.log(2.0)
+        + 0.5 * math.log(prec / (2.0 * math.pi))
+        - 0.5 * k * math.log(2.0)
+        - math.lgamma(0.5 * k)
+    )
+    nw = wv.size
+    A = np.empty(nw)
+    P = np.empty(nw)
+    S = np.empty(nw)
+    for i in range(nw):
+        w2 = wv[i] * wv[i]
+        A[i] = -0.5 * prec * w2
+        P[i] = c2 * w2**m
+        S[i] = 1.0 + 2.0 * w2
+    B = np.empty(nu + 1)
+    R = np.empty(nu + 1)
+    for j in range(nu + 1):
+        u = u_lo + j * hu
+        x = math.exp(u)
+        B[j] = 0.5 * k * u - 0.5 * x + lognorm
+        R[j] = r_scale * x
+    return A, P, S, B, R
+
+
+@numba.njit(cache=True)
+def _coarse_nodes(n, s):
+    """Indices 0, s, 2s, ..., n - 1 (the last always included)."""
+    nc = (n - 1) // s + 1
+    if (nc - 1) * s < n - 1:
+        nc += 1
+    out = np.empty(nc, np.int64)
+    for a in range(nc):
+        out[a] = min(a * s, n - 1)
+    return out
+
+
+@numba.njit(cache=True)
+def _exact_kernel(tau, wv, wq, wtail, prec, c2, m, r_scale, k, u_lo, hu, nu, s, cutoff):
+    """2-D quadrature of ``p0(w_par, u) exp(tau g(w_par, r))`` over ``w_par >= 0`` (nodes
+    ``wv``, weights ``wq``; ``wtail`` the weights of the outlier region, zero elsewhere) and
+    ``u in [u_lo, u_lo + nu hu]`` (trapezoid).  Only cells of a coarse grid (every ``s``-th node
+    in each direction) with a corner within ``cutoff`` of the coarse maximum, dilated by one cell
+    (so that a peak between coarse nodes is not missed), are summed; the rest of the integrand is
+    below ``~e^{-cutoff}`` of its maximum.
+
+    Returns ``(log Z_1, E_t[g], Var_t[g], Pr_t(outlier), E_t[r | outlier])`` (the last NaN when
+    the outlier mass is 0)."""
+    A, P, S, B, R = _exact_axes(wv, prec, c2, m, r_scale, k, u_lo, hu, nu)
+    ci = _coarse_nodes(wv.size, s)
+    cj = _coarse_nodes(nu + 1, s)
+    nci = ci.size
+    ncj = cj.size
+    ec = np.empty((nci, ncj))
+    gmax = -1e300
+    for a in range(nci):
+        i = ci[a]
+        for b in range(ncj):
+            j = cj[b]
+            e = A[i] + B[j] + tau * P[i] / (S[i] + 2.0 * R[j]) ** m
+            ec[a, b] = e
+            if e > gmax:
+                gmax = e
+    lim = gmax - cutoff
+    act = np.zeros((nci - 1, ncj - 1), np.bool_)
+    for a in range(nci - 1):
+        for b in range(ncj - 1):
+            e = max(max(ec[a, b], ec[a + 1, b]), max(ec[a, b + 1], ec[a + 1, b + 1]))
+            if e > lim:  # hot cell: activate it and its 8 neighbours
+                for aa in range(max(a - 1, 0), min(a + 2, nci - 1)):
+                    for bb in range(max(b - 1, 0), min(b + 2, ncj - 1)):
+                        act[aa, bb] = True
+    weak = gmax < 600.0
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    sx = 0.0
+    t0 = 0.0
+    tr = 0.0
+    for a in range(nci - 1):
+        i_end = ci[a + 1] if a + 1 < nci - 1 else ci[a + 1] + 1
+        for b in range(ncj - 1):
+            if not act[a, b]:
+                continue
+            j_end = cj[b + 1] if b + 1 < ncj - 1 else cj[b + 1] + 1
+            for i in range(ci[a], i_end):
+                for j in range(cj[b], j_end):
+                    gq = P[i] / (S[i] + 2.0 * R[j]) ** m
+                    tg = tau * gq
+                    wj = 0.5 if (j == 0 or j == nu) else 1.0
+                    f = wj * math.exp(A[i] + B[j] + tg - gmax)
+                    fw = wq[i] * f
+                    s0 += fw
+                    s1 += fw * gq
+                    s2 += fw * gq * gq
+                    if weak:
+                        # e^{A+B}(e^{tg} - 1) = e^{gmax} f (1 - e^{-tg}), accurate for all tg
+                        sx -= fw * math.expm1(-tg)
+                    if wtail[i] != 0.0:
+                        ft = wtail[i] * f
+                        t0 += ft
+                        tr += ft * R[j]
+    if weak:
+        logz = math.log1p(hu * sx * math.exp(gmax))
+    else:
+        logz = gmax + math.log(hu * s0)
+    mean = s1 / s0
+    var = s2 / s0 - mean * mean
+    if var < 0.0:
+        var = 0.0
+    r_out = tr / t0 if t0 > 0.0 else math.nan
+    return logz, mean, var, t0 / s0, r_out
+
+
+@numba.njit(cache=True)
+def _exact_marginal_kernel(w, tau, prec, c2, m, r_scale, k, u_lo, hu, nu):
+    """``log int du p0(|w_par|, u) exp(tau g(w_par, r))`` for each ``w_par`` in ``w`` (trapezoid
+    over the whole u range, log-sum-exp); ``p0`` folded (density of ``|w_par|``)."""
+    _, _, _, B, R = _exact_axes(np.zeros(1), prec, c2, m, r_scale, k, u_lo, hu, nu)
+    out = np.empty(w.size)
+    for q in range(w.size):
+        w2 = w[q] * w[q]
+        a = -0.5 * prec * w2
+        p = c2 * w2**m
+        sq = 1.0 + 2.0 * w2
+        emax = -1e300
+        for j in range(nu + 1):
+            e = a + B[j] + tau * p / (sq + 2.0 * R[j]) ** m
+            if e > emax:
+                emax = e
+        acc = 0.0
+        for j in range(nu + 1):
+            e = a + B[j] + tau * p / (sq + 2.0 * R[j]) ** m
+            acc += (0.5 if (j == 0 or j == nu) else 1.0) * math.exp(e - emax)
+        out[q] = emax + math.log(acc * hu)
+    return out
+
+
+def _log_rho_bound(level: float, k: float, upper: bool) -> float:
+    """``v = log rho`` with ``(k/2)(rho - 1 - log rho) = level`` on the branch ``rho > 1``
+    (``upper``) or ``rho < 1``: where the chi^2_k density of ``x = k rho`` has dropped by
+    ``e^{-level}`` from its mode.  Newton on the convex ``e^v - v - c``, started on the far side
+    of the root (monotone convergence)."""
+    c = 1.0 + 2.0 * level / k
+    v = math.log(2.0 * c) if upper else -c
+    for _ in range(200):
+        f = math.exp(v) - v - c
+        step = f / (math.exp(v) - 1.0)
+        v -= step
+        if abs(step) < 1e-12 * max(1.0, abs(v)):
+            break
+    return v
+
+
 # --------------------------------------------------------------------------------------------
 # validated wrappers
 # --------------------------------------------------------------------------------------------
@@ -219,6 +401,7 @@ class _Problem:
     c2: float
     b: float
     prec: float  # d / sigma_w^2
+    perp: str = "frozen"  # "frozen" (eq. 36) or "exact" (joint law of w_par and |w_perp|^2)
 
     def grid(self, tau: float) -> tuple[float, int]:
         width = math.sqrt(self.sigma_w2 / self.d)
@@ -227,15 +410,86 @@ class _Problem:
         n = int(math.ceil(w_max / width * self.points_per_width))
         return w_max, max(n, 64)
 
+    def u_grid(self, tau: float) -> tuple[float, float, int]:
+        """``(u_lo, hu, nu)`` for ``u = log x``, ``x = d |w_perp|^2 / sigma_w^2 ~ chi^2_{d-1}``.
+        Above ``u_hi`` the prior density has dropped by ``e^{-50}`` from its mode and the tilt
+        only decreases (g falls with r); below ``u_lo`` by ``e^{-50 - tau g_inf}``, more than
+        any tilt ``tau g <= tau g_inf`` can recover."""
+        k = self.d - 1.0
+        g_inf = self.c2 / 2.0**self.degree
+        lk = math.log(k)
+        u_lo = lk + _log_rho_bound(_LOG_CUTOFF + tau * g_inf, k, upper=False)
+        u_hi = lk + _log_rho_bound(_LOG_CUTOFF, k, upper=True)
+        hu = math.sqrt(2.0 / k) / self.points_per_width
+        nu = max(int(math.ceil((u_hi - u_lo) / hu)), 64)
+        return u_lo, (u_hi - u_lo) / nu, nu
+
+    def _exact(self, tau: float, threshold: float | None):
+        """The exact 2-D kernel.  Without threshold: trapezoid nodes ``i w_max/n`` in w_par
+        (spectrally accurate: the integrand is even in w_par and negligible at w_max).  With a
+        threshold c: Gauss-Legendre panels of about one width on [0, c] and [c, w_max] (the
+        integrand is not smooth across c once restricted to the tail, so the trapezoid rule
+        would be O(h^2) there and Simpson O(h^4))."""
+        w_max, n = self.grid(tau)
+        s = max(1, int(round(self.points_per_width)))
+        if threshold is None:
+            wv = np.linspace(0.0, w_max, n + 1)
+            wq = np.full(n + 1, w_max / n)
+            wq[0] = wq[-1] = 0.5 * w_max / n
+            wtail = np.zeros(n + 1)
+        else:
+            width = math.sqrt(self.sigma_w2 / self.d)
+            q = max(s, 6)
+            x, wx = np.polynomial.legendre.leggauss(q)
+            parts = []
+            for lo, hi in ((0.0, threshold), (threshold, w_max)):
+                npan = max(1, int(math.ceil((hi - lo) / width)))
+                hp = (hi - lo) / npan
+                left = lo + hp * np.arange(npan)
+                parts.append(((left[:, None] + hp * (x + 1.0) / 2.0).ravel(),
+                              np.tile(wx * hp / 2.0, npan)))
+            wv = np.concatenate([parts[0][0], parts[1][0]])
+            wq = np.concatenate([parts[0][1], parts[1][1]])
+            wtail = np.concatenate([np.zeros(parts[0][1].size), parts[1][1]])
+        u_lo, hu, nu = self.u_grid(tau)
+        return _exact_kernel(
+            tau, wv, wq, wtail, self.prec, self.c2, self.degree, self.sigma_w2 / self.d,
+            self.d - 1.0, u_lo, hu, nu, s, _CELL_CUTOFF,
+        )
+
     def moments(self, tau: float) -> tuple[float, float, float]:
+        """``(log Z_1(tau), E_t[g], Var_t[g])`` (eq. 39 or its exact form)."""
+        if self.perp == "exact":
+            return self._exact(tau, None)[:3]
         w_max, n = self.grid(tau)
         return _tilted_moments_kernel(tau, self.prec, self.c2, self.b, self.degree, w_max, n)
+
+    def tail(self, tau: float, threshold: float) -> tuple[float, float]:
+        """``Pr_t(|w_par| > threshold)`` and ``E_t[|w_perp|^2 | |w_par| > threshold]`` (the
+        frozen value ``sigma_w^2 (d-1)/d`` for eq. 36)."""
+        if self.perp == "exact":
+            w_max, _ = self.grid(tau)
+            if threshold >= w_max:
+                return 0.0, math.nan
+            return tuple(self._exact(tau, threshold)[3:])
+        return _tail_fraction(self, tau, threshold), (self.b - 1.0) / 2.0
 
     def tau(self, t):
         return t * t * self.sigma_a2 / (2.0 * self.chi * self.N)
 
 
-def _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width) -> _Problem:
+def _check_perp(perp) -> str:
+    if perp not in ("frozen", "exact"):
+        raise ValueError(
+            f"perp must be 'frozen' (eq. 36, |w_perp|^2 fixed at sigma_w2 (d-1)/d) or 'exact' "
+            f"(its prior fluctuations integrated), got {perp!r}"
+        )
+    return perp
+
+
+def _make_problem(
+    d, N, sigma_w2, sigma_a2, chi, degree, points_per_width, perp="frozen"
+) -> _Problem:
     d = check_int("d", d, minimum=2)
     N = check_int("N", N, minimum=1)
     sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
@@ -254,8 +508,11 @@ def _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width) -> _P
         raise ValueError(
             f"points_per_width must be >= 2 to resolve the bulk, got {points_per_width}"
         )
+    perp = _check_perp(perp)
     b = 1.0 + 2.0 * sigma_w2 * (d - 1) / d
-    return _Problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width, c2, b, d / sigma_w2)
+    return _Problem(
+        d, N, sigma_w2, sigma_a2, chi, degree, points_per_width, c2, b, d / sigma_w2, perp
+    )
 
 
 def ldt_log_mgf(
@@ -268,16 +525,22 @@ def ldt_log_mgf(
     chi=1.0,
     degree: int = 3,
     points_per_width: float = 8.0,
+    perp: str = "frozen",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cumulant generating function of the prior alignment and its derivative (eqs. 34, 39):
 
         Lambda(t) = N log Z_1(tau),   Lambda'(t) = (t sigma_a^2/chi) E_{p_t}[g]  [RECON].
 
+    ``perp="frozen"`` (default): ``Z_1`` of eq. (39) with ``|w_perp|^2`` frozen at
+    ``sigma_w^2 (d-1)/d`` (eq. 36) [RECON].  ``perp="exact"``: ``Z_1 = E_{w_par, x}
+    exp(tau g(w_par, sigma_w^2 x/d))`` with ``x ~ chi^2_{d-1}`` independent of ``w_par`` (eq. 34
+    without approximation; derived here, see the module docstring).
+
     Returns ``(Lambda, dLambda)`` with the shape of ``t``.  ``chi`` may be a number or
     ``"standard"`` (1) / ``"mean-field"`` (N).  Suitable as the ``cgf``/``cgf_prime`` of
     :func:`richlazy.theory._ldt_bounds.chernoff_energy`.
     """
-    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width)
+    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width, perp)
     t = as_float_array("t", t)
     lam = np.empty(t.shape)
     dlam = np.empty(t.shape)
@@ -301,6 +564,9 @@ class LDTResult(SolverStatus):
     n_outliers : N * outlier_fraction (predicted outlier count per network).
     n_specialists : N * (outlier_fraction - Pr_prior(|z| > 3)) (outliers in excess of the GP).
     mean_g : E_{p_t*}[g]  (so that alpha = t* sigma_a^2 mean_g / chi).
+    outlier_perp_norm2 : E_{p_t*}[|w_perp|^2 | outlier] (perp="exact"); the frozen value
+        sigma_w^2 (d-1)/d for perp="frozen".
+    perp : "frozen" (eq. 36) or "exact" (see :func:`ldt_two_layer_erf`).
     d, N, sigma_w2, sigma_a2, chi, degree, kappa : the problem.
     """
 
@@ -322,6 +588,8 @@ class LDTResult(SolverStatus):
     chi: float
     degree: int
     kappa: float
+    outlier_perp_norm2: np.ndarray | None = None
+    perp: str = "frozen"
 
 
 def outlier_threshold(d: int, *, sigma_w2: float = 1.0, n_sigma: float = 3.0) -> float:
@@ -375,6 +643,67 @@ def _solve_t(pr: _Problem, alpha: float, xtol: float, maxiter: int):
     return math.exp(root), nit + info.iterations, bool(info.converged)
 
 
+def _solve_t_newton(pr: _Problem, alpha: float, xtol: float, maxiter: int, t_guess: float):
+    """Root of ``F(t) = (t sigma_a^2/chi) E_t[g] - alpha`` by a safeguarded Newton iteration in
+    ``v = log t`` (used for ``perp="exact"``, where one evaluation costs ~1 ms): bracket by
+    factors of 2 around ``t_guess`` (the eq. 36 root, typically 1.2x the exact one), then Newton
+    steps with ``dF/dv = t (sigma_a^2/chi) (E_t[g] + t^2 sigma_a^2/(chi N) Var_t[g])``
+    (``dE_t[g]/dtau = Var_t[g]``), falling back to bisection whenever a step leaves the bracket
+    or does not halve ``|F|`` fast enough."""
+    scale = pr.sigma_a2 / pr.chi
+    c = pr.sigma_a2 / (pr.chi * pr.N)
+    nit = 0
+
+    def fdf(v):
+        t = math.exp(v)
+        _, mean, var = pr.moments(pr.tau(t))
+        return t * scale * mean - alpha, t * scale * (mean + t * t * c * var)
+
+    step = math.log(2.0)
+    v = math.log(t_guess)
+    f, df = fdf(v)
+    nit += 1
+    x, fx, dfx = v, f, df
+    if f > 0:
+        hi, lo = v, v - step
+        while True:
+            f, df = fdf(lo)
+            nit += 1
+            if f <= 0 or nit > 200:
+                break
+            hi, x, fx, dfx = lo, lo, f, df
+            lo -= step
+    else:
+        lo, hi = v, v + step
+        while True:
+            f, df = fdf(hi)
+            nit += 1
+            if f >= 0 or nit > 200:
+                break
+            lo, x, fx, dfx = hi, hi, f, df
+            hi += step
+    if nit > 200:
+        return math.exp(x), nit, False
+    dx_old = dx = hi - lo
+    for _ in range(maxiter):
+        out_of_bracket = ((x - hi) * dfx - fx) * ((x - lo) * dfx - fx) > 0.0
+        if dfx <= 0.0 or out_of_bracket or abs(2.0 * fx) > abs(dx_old * dfx):
+            dx_old, dx = dx, 0.5 * (hi - lo)
+            x = lo + dx
+        else:
+            dx_old, dx = dx, fx / dfx
+            x -= dx
+        if abs(dx) < xtol:
+            return math.exp(x), nit, True
+        fx, dfx = fdf(x)
+        nit += 1
+        if fx < 0:
+            lo = x
+        else:
+            hi = x
+    return math.exp(x), nit, False
+
+
 def ldt_two_layer_erf(
     alpha,
     d: int,
@@ -388,6 +717,7 @@ def ldt_two_layer_erf(
     degree: int = 3,
     n_sigma: float = 3.0,
     points_per_width: float = 8.0,
+    perp: str = "frozen",
     xtol: float = 1e-12,
     maxiter: int = 200,
     throw: bool = False,
@@ -396,6 +726,18 @@ def ldt_two_layer_erf(
     two-layer erf network with target He_degree(w*.x)/sqrt(degree!) (seed 002, App. B.3,
     eqs. 34-40; spec note section 3.2) [RECON, CHECKED against an mpmath reference and against
     the pattern scalings of section 5.1].
+
+    ``E(alpha) = t* alpha - Lambda(t*)`` with ``Lambda'(t*) = alpha`` (eqs. 37-38),
+    ``P_* = (2 kappa/k) E`` (eq. 40); ``Lambda`` from :func:`ldt_log_mgf` with the same ``perp``:
+
+    * ``perp="frozen"`` (default): the paper's eq. (36), ``|w_perp|^2 = sigma_w^2 (d-1)/d``
+      [RECON].  Overestimates E by ~22 % (E_exact/E_36 = 0.81-0.82, d = 8-800; docs/ldt.md).
+    * ``perp="exact"``: the prior fluctuations of ``|w_perp|^2`` integrated exactly (2-D
+      integral; derived here, not in the paper).  ``E`` is then a true Chernoff bound,
+      ``Pr_prior[A >= alpha] <= exp(-E)``, reproduced by prior Monte Carlo up to an O(log d)
+      prefactor (case ``ldt/prior-rate``).  ``outlier_perp_norm2`` is the mean ``|w_perp|^2``
+      of the predicted outliers.  A 2-D integral per evaluation: ~10-20 ms per alpha at
+      d = 400 on one CPU core, ~30-80x the frozen time.
 
     Parameters
     ----------
@@ -416,7 +758,10 @@ def ldt_two_layer_erf(
     n_sigma : float
         Outlier threshold in GP standard deviations (3 in App. F).
     points_per_width : float
-        Grid points per ``sigma_w/sqrt(d)`` (8 gives ~1e-12 relative accuracy).
+        Grid points per ``sigma_w/sqrt(d)`` (and, for ``perp="exact"``, per ``sqrt(2/(d-1))``
+        in ``log |w_perp|^2``); 8 gives ~1e-12 relative accuracy.
+    perp : {"frozen", "exact"}
+        Treatment of the orthogonal part of w (see above).
     xtol, maxiter, throw : root-finding controls; ``throw`` raises on failure.
     """
     from ._ldt_bounds import k_factor_two_layer_erf
@@ -424,7 +769,7 @@ def ldt_two_layer_erf(
     a = as_float_array("alpha", alpha)
     if np.any(a <= 0):
         raise ValueError("alpha must be > 0 (alignment threshold above the prior mean 0)")
-    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width)
+    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width, perp)
     kappa = check_pos_float("kappa", kappa)
     if k is None:
         k = k_factor_two_layer_erf(pr.sigma_w2, pr.sigma_a2, chi=pr.chi)
@@ -434,11 +779,19 @@ def ldt_two_layer_erf(
     thr = outlier_threshold(pr.d, sigma_w2=pr.sigma_w2, n_sigma=n_sigma)
     prior_tail = float(special.erfc(n_sigma / math.sqrt(2.0)))
     shape = a.shape
-    outs = {key: np.empty(a.size) for key in ("t", "tau", "E", "lam", "frac", "g", "res")}
+    outs = {
+        key: np.empty(a.size) for key in ("t", "tau", "E", "lam", "frac", "rperp", "g", "res")
+    }
     nit = 0
     ok = True
+    guide = replace(pr, perp="frozen") if pr.perp == "exact" else None
     for j, al in enumerate(a.ravel()):
-        t, it, conv = _solve_t(pr, float(al), xtol, maxiter)
+        if guide is None:
+            t, it, conv = _solve_t(pr, float(al), xtol, maxiter)
+        else:
+            t_guess, it0, _ = _solve_t(guide, float(al), 1e-6, maxiter)
+            t, it, conv = _solve_t_newton(pr, float(al), xtol, maxiter, t_guess)
+            it += it0
         nit += it
         ok &= conv
         tau = pr.tau(t)
@@ -449,7 +802,7 @@ def ldt_two_layer_erf(
         outs["lam"][j] = lam
         outs["E"][j] = t * al - lam
         outs["g"][j] = mean
-        outs["frac"][j] = _tail_fraction(pr, tau, thr)
+        outs["frac"][j], outs["rperp"][j] = pr.tail(tau, thr)
         outs["res"][j] = abs(t * pr.sigma_a2 / pr.chi * mean - al) / al
     residual = float(np.max(outs["res"])) if a.size else 0.0
     converged = bool(ok and residual < 1e-8)
@@ -487,6 +840,8 @@ def ldt_two_layer_erf(
         chi=pr.chi,
         degree=pr.degree,
         kappa=kappa,
+        outlier_perp_norm2=outs["rperp"].reshape(shape),
+        perp=pr.perp,
     )
     raise_if_failed(res, throw)
     return res
@@ -503,21 +858,31 @@ def tilted_overlap_density(
     chi=1.0,
     degree: int = 3,
     points_per_width: float = 8.0,
+    perp: str = "frozen",
 ) -> np.ndarray:
     """Tilted density ``p_t(w_par) ∝ exp(-d w_par^2/(2 sigma_w^2) + tau g(w_par))`` of the
     first-layer overlap w.w*, normalised to unit mass (spec 3.2, "Fig. 2a prediction") [RECON].
 
     At ``t = t*(alpha)`` (:func:`ldt_two_layer_erf`) or at the adaptive-kernel field ``t(P)``
     it is the predicted posterior histogram of w.w*: a GP bulk of width sigma_w/sqrt(d) plus
-    specialist peaks at |w.w*| = O(1).
+    specialist peaks at |w.w*| = O(1).  With ``perp="exact"`` it is the marginal of the exact
+    tilt, ``p_t(w_par) = E_x[p0(w_par) exp(tau g(w_par, sigma_w^2 x/d))] / Z_1``,
+    ``x ~ chi^2_{d-1}`` (derived here; see :func:`ldt_log_mgf`).
     """
-    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width)
+    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width, perp)
     t = float(as_float_array("t", t, ndim=0))
     if t < 0:
         raise ValueError(f"t must be >= 0, got {t}")
     w = as_float_array("w_par", w_par)
     tau = pr.tau(t)
     logz, _, _ = pr.moments(tau)
+    if pr.perp == "exact":
+        u_lo, hu, nu = pr.u_grid(tau)
+        flat = np.ascontiguousarray(np.abs(w).ravel(), dtype=float)
+        lm = _exact_marginal_kernel(
+            flat, tau, pr.prec, pr.c2, pr.degree, pr.sigma_w2 / pr.d, pr.d - 1.0, u_lo, hu, nu
+        )
+        return np.exp(lm - math.log(2.0) - logz).reshape(w.shape)
     g = pr.c2 * w ** (2 * pr.degree) / (pr.b + 2 * w * w) ** pr.degree
     logp = 0.5 * math.log(pr.prec / (2 * math.pi)) - 0.5 * pr.prec * w * w + tau * g - logz
     return np.exp(logp)

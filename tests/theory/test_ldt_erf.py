@@ -21,6 +21,7 @@ from richlazy.theory._ldt_erf import (
     overlap_potential,
     tilted_overlap_density,
 )
+from scipy import special
 from scipy.special import erf
 
 
@@ -201,3 +202,216 @@ def test_ak_and_ldt_share_the_tilt():
 def test_input_validation(call, exc, msg):
     with pytest.raises(exc, match=msg):
         call()
+
+
+# ------------------------------------------------------------------ exact |w_perp|^2 (perp="exact")
+def _gl_reference(tau, d, *, sigma_w2=1.0, threshold=None, n_panel=80, q=20):
+    """Independent reference for the exact per-neuron tilt: ``(log Z_1, E_t[g])`` and, with a
+    threshold, ``(Pr_t(w_par > c), E_t[r | w_par > c])``.  Tensor Gauss-Legendre panels in the
+    *linear* variables ``(w_par, v = sqrt(r))`` (the kernel under test uses log r and the
+    trapezoid rule) on a box located by a brute-force scan; Gaussian and scaled-chi^2 densities
+    from their textbook forms."""
+    k = d - 1
+    c2 = 8 / (3 * math.pi)
+
+    def logp(W, V):
+        x = d * V * V / sigma_w2
+        lw = math.log(2) + 0.5 * math.log(d / (2 * math.pi * sigma_w2)) - 0.5 * d * W * W / sigma_w2
+        lx = (k / 2 - 1) * np.log(x) - x / 2 - (k / 2) * math.log(2) - special.gammaln(k / 2)
+        return lw + lx + math.log(d / sigma_w2) + np.log(2 * V)
+
+    def g(W, V):
+        return c2 * W**6 / (1 + 2 * W * W + 2 * V * V) ** 3
+
+    ws = np.linspace(0, 4.0, 1601)
+    vs = np.linspace(1e-6, math.sqrt(sigma_w2 * (k + 60 * math.sqrt(2 * k) + 200) / d), 1601)
+    W, V = np.meshgrid(ws, vs, indexing="ij")
+    E = logp(W, V) + tau * g(W, V)
+    mx = E.max()
+    keep = E > mx - 60
+    whi = min(4.0, ws[keep.any(1)].max() + 0.05)
+    vlo = max(0.0, vs[keep.any(0)].min() - 0.05)
+    vhi = vs[keep.any(0)].max() + 0.05
+    x, wx = np.polynomial.legendre.leggauss(q)
+
+    def panels(lo, hi, n):
+        e = np.linspace(lo, hi, n + 1)
+        h = np.diff(e)
+        return (e[:-1, None] + h[:, None] * (x + 1) / 2).ravel(), (h[:, None] * wx / 2).ravel()
+
+    if threshold is None:
+        wn, ww = panels(0.0, whi, n_panel)
+        tail = np.zeros_like(wn)
+    else:
+        a, b = panels(0.0, threshold, n_panel // 2), panels(threshold, whi, n_panel // 2)
+        wn, ww = np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+        tail = np.concatenate([np.zeros_like(a[0]), b[1]])
+    vn, vw = panels(vlo, vhi, n_panel)
+    W, V = np.meshgrid(wn, vn, indexing="ij")
+    f = np.exp(logp(W, V) + tau * g(W, V) - mx) * vw[None, :]
+    z = ww @ f.sum(1)
+    out = [mx + math.log(z), float(ww @ (f * g(W, V)).sum(1)) / z]
+    if threshold is not None:
+        tz = tail @ f.sum(1)
+        out += [tz / z, float(tail @ (f * V * V).sum(1)) / tz]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("d", "sw2", "tau"),
+    [(6, 1.0, 5.0), (12, 1.0, 443.0), (40, 1.0, 1500.0), (40, 1.7, 900.0), (100, 1.0, 3000.0),
+     (400, 1.0, 12742.8)],
+)
+def test_exact_kernel_vs_independent_quadrature(d, sw2, tau):
+    pr = _make_problem(d, d, sw2, 1.0, 1.0, 3, 8.0, "exact")
+    logz, mean_g, _ = pr.moments(tau)
+    ref = _gl_reference(tau, d, sigma_w2=sw2)
+    assert logz == pytest.approx(ref[0], rel=1e-10, abs=1e-12)
+    assert mean_g == pytest.approx(ref[1], rel=1e-10)
+    thr = outlier_threshold(d, sigma_w2=sw2)
+    frac, r_out = pr.tail(tau, thr)
+    ref = _gl_reference(tau, d, sigma_w2=sw2, threshold=thr)
+    assert frac == pytest.approx(ref[2], rel=1e-10)
+    assert r_out == pytest.approx(ref[3], rel=1e-10)
+
+
+def test_exact_kernel_converged_and_mean_is_derivative():
+    d, tau, h = 10, 120.0, 1e-3
+    pr = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 8.0, "exact")
+    logz, mean_g, var_g = pr.moments(tau)
+    fd = (pr.moments(tau + h)[0] - pr.moments(tau - h)[0]) / (2 * h)
+    assert mean_g == pytest.approx(fd, rel=1e-7)
+    fd2 = (pr.moments(tau + h)[1] - pr.moments(tau - h)[1]) / (2 * h)
+    assert var_g == pytest.approx(fd2, rel=1e-5)  # d E_t[g]/d tau = Var_t[g]
+    fine = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 16.0, "exact")
+    assert fine.moments(tau)[0] == pytest.approx(logz, rel=1e-12)
+    assert fine.tail(tau, 0.9) == pytest.approx(pr.tail(tau, 0.9), rel=1e-12)
+
+
+def test_exact_untilted_is_prior():
+    # tau = 0: log Z_1 = 0; outliers follow the prior: erfc(3/sqrt 2), and since w_par and
+    # |w_perp|^2 are independent, their mean |w_perp|^2 is sigma_w^2 (d-1)/d
+    d, sw2 = 30, 1.3
+    pr = _make_problem(d, d, sw2, 1.0, 1.0, 3, 8.0, "exact")
+    assert pr.moments(0.0)[0] == 0.0
+    frac, r_out = pr.tail(0.0, outlier_threshold(d, sigma_w2=sw2))
+    assert frac == pytest.approx(math.erfc(3 / math.sqrt(2)), rel=1e-12)
+    assert r_out == pytest.approx(sw2 * (d - 1) / d, rel=1e-12)
+
+
+def test_exact_weak_tilt_prior_mean_of_g_vs_monte_carlo():
+    # log Z_1(tau) = tau E_prior[G^2] + O(tau^2); E_prior[G^2] by Monte Carlo of full vectors
+    d, tau = 9, 1e-4
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((400_000, d)) / math.sqrt(d)
+    g2 = (erf_hermite_overlap(3, w[:, 0], (w * w).sum(1)) / math.sqrt(6)) ** 2
+    se = g2.std(ddof=1) / math.sqrt(g2.size)
+    lam, _ = ldt_log_mgf(math.sqrt(2 * d * tau), d, d, perp="exact")
+    assert abs(float(lam) / d / tau - g2.mean()) < 4 * se
+
+
+def test_exact_log_z1_vs_monte_carlo_at_strong_tilt():
+    # plain Monte Carlo of log E exp(tau G(w)^2) over full prior vectors w ~ N(0, I/d); the
+    # frozen eq. (36) value is far off at these tilts
+    d = 6
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((400_000, d)) / math.sqrt(d)
+    g2 = (erf_hermite_overlap(3, w[:, 0], (w * w).sum(1)) / math.sqrt(6)) ** 2
+    pr = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 8.0, "exact")
+    fr = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 8.0)
+    for tau in (20.0, 80.0):
+        x = np.exp(tau * g2)
+        mc, se = math.log(x.mean()), x.std(ddof=1) / math.sqrt(x.size) / x.mean()
+        assert abs(pr.moments(tau)[0] - mc) < 4 * se
+        if tau == 80.0:
+            assert fr.moments(tau)[0] < mc - 10 * se
+
+
+def test_exact_weak_fluctuation_correction_is_16_over_3d():
+    # GP regime: E_prior[g] exact / frozen - 1 -> 24 Var(r)/(1 + 2 E r)^2 = 16/(3d) (delta
+    # method on (1 + 2 w^2 + 2r)^{-3} with Var r = 2 (d-1)/d^2, w^2 = O(1/d)); next order O(1/d^2)
+    for d in (1000, 4000):
+        ex = _make_problem(d, 1, 1.0, 1.0, 1.0, 3, 8.0, "exact").moments(0.0)[1]
+        fr = _make_problem(d, 1, 1.0, 1.0, 1.0, 3, 8.0).moments(0.0)[1]
+        assert d * (ex / fr - 1) == pytest.approx(16 / 3, rel=60 / d)
+
+
+def test_exact_saddle_point_equals_generic_legendre_transform():
+    d, N = 30, 40
+    kw = dict(sigma_w2=1.3, sigma_a2=0.8, chi="mean-field", perp="exact")
+    alpha = np.array([0.2, 0.6])
+    r = ldt_two_layer_erf(alpha, d, N, **kw)
+    assert r.converged and r.perp == "exact"
+    c = chernoff_energy(
+        alpha,
+        lambda t: ldt_log_mgf(t, d, N, **kw)[0],
+        cgf_prime=lambda t: ldt_log_mgf(t, d, N, **kw)[1],
+        t_scale=10.0,
+    )
+    np.testing.assert_allclose(r.energy, c.energy, rtol=1e-9)
+    np.testing.assert_allclose(r.t_star, c.t_star, rtol=1e-6)
+    # result fields: alpha = t sigma_a^2 E_t[g]/chi, P_* = (2 kappa/k) E, excess outliers
+    np.testing.assert_allclose(r.t_star * 0.8 / N * r.mean_g, alpha, rtol=1e-9)
+    np.testing.assert_allclose(r.P_star, 2 * r.kappa / r.k * r.energy, rtol=1e-14)
+    np.testing.assert_allclose(
+        r.n_specialists, N * (r.outlier_fraction - math.erfc(3 / math.sqrt(2))), rtol=1e-12
+    )
+
+
+def test_exact_energy_legendre_duality_and_frozen_fields():
+    d, N, a, h = 48, 48, 0.3, 1e-4
+    r = ldt_two_layer_erf(np.array([a - h, a, a + h]), d, N, perp="exact")
+    assert (r.energy[2] - r.energy[0]) / (2 * h) == pytest.approx(r.t_star[1], rel=1e-6)
+    fr = ldt_two_layer_erf(a, d, N)
+    assert fr.perp == "frozen"
+    assert float(fr.outlier_perp_norm2) == pytest.approx((d - 1) / d, rel=1e-14)
+    # eq. (36) is not a bound on the exact rate: it is larger (r fluctuations lower the cost)
+    assert float(fr.energy) > 1.1 * float(r.energy[1])
+
+
+def test_exact_tilted_density_marginal_consistent():
+    d, N = 40, 40
+    r = ldt_two_layer_erf(0.3, d, N, perp="exact")
+    t = float(r.t_star)
+    thr = outlier_threshold(d)
+    x, wx = np.polynomial.legendre.leggauss(20)
+
+    def integrate(lo, hi, n=60):
+        e = np.linspace(lo, hi, n + 1)
+        nodes = (e[:-1, None] + np.diff(e)[:, None] * (x + 1) / 2).ravel()
+        wts = (np.diff(e)[:, None] * wx / 2).ravel()
+        return wts @ tilted_overlap_density(nodes, t, d, N, perp="exact")
+
+    assert 2 * (integrate(0.0, thr) + integrate(thr, 4.0)) == pytest.approx(1.0, rel=1e-10)
+    assert 2 * integrate(thr, 4.0) == pytest.approx(float(r.outlier_fraction), rel=1e-9)
+    w = np.linspace(-1, 1, 41)
+    np.testing.assert_allclose(
+        tilted_overlap_density(w, 0.0, d, N, perp="exact"),
+        np.exp(-d * w**2 / 2) * math.sqrt(d / (2 * math.pi)),
+        rtol=1e-12,
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: ldt_two_layer_erf(1.0, 10, 10, perp="fluct"),
+        lambda: ldt_log_mgf(1.0, 10, 10, perp=None),
+        lambda: tilted_overlap_density(0.0, 1.0, 10, 10, perp="Exact"),
+    ],
+)
+def test_perp_validation(call):
+    with pytest.raises(ValueError, match="perp must be 'frozen' .* or 'exact' .* got"):
+        call()
+
+
+@pytest.mark.parametrize("factor", [0.05, 0.7, 1.0, 1.6, 30.0])
+def test_exact_newton_root_independent_of_starting_guess(factor):
+    # the safeguarded Newton iteration of perp="exact" brackets from either side of the root
+    from richlazy.theory._ldt_erf import _solve_t, _solve_t_newton
+
+    pr = _make_problem(20, 20, 1.0, 1.0, 1.0, 3, 8.0, "exact")
+    t_brent, _, ok_b = _solve_t(pr, 0.4, 1e-13, 200)
+    t_newton, _, ok_n = _solve_t_newton(pr, 0.4, 1e-13, 200, factor * t_brent)
+    assert ok_b and ok_n
+    assert t_newton == pytest.approx(t_brent, rel=1e-11)
