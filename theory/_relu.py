@@ -373,8 +373,10 @@ class ReLUOutlierSolution(SolverStatus):
     dual_margin : float  max over neurons of |t^T relu(z)|^2 / (P z^T K0^-1 z) found by a
                          multi-start search; <= 1 certifies (up to the search) that no further
                          outlier direction is unstable, i.e. the KKT point is the global optimum.
-    residuals : dict     "stationarity_a", "stationarity_z", "output" (max-abs).
-    K0, Y, P_scale : the problem (P_scale = inverse readout prior variance, default P).
+    residuals : dict     "stationarity_a", "stationarity_z", "output" (max-abs; the relu
+                         subgradient in [0, 1] is allowed where zbar_mu = 0).
+    K0, Y, P_scale, T : the problem (P_scale = inverse readout prior variance, default P;
+                         T = rescaled temperature, 0 = interpolation).
     """
 
     abar: np.ndarray
@@ -386,13 +388,14 @@ class ReLUOutlierSolution(SolverStatus):
     K0: np.ndarray
     Y: np.ndarray
     P_scale: float
+    T: float = 0.0
 
     @property
     def n_outliers(self) -> int:
         return int(self.abar.shape[0])
 
     def mean_output(self) -> np.ndarray:
-        """Training output ``sum_i relu(zbar_i) abar_i^T`` (P, m); equals Y."""
+        """Training output ``sum_i relu(zbar_i) abar_i^T`` (P, m); equals Y - T t."""
         return np.maximum(self.zbar, 0.0).T @ self.abar
 
     def predict(self, k0) -> np.ndarray:
@@ -423,82 +426,195 @@ class ReLUOutlierSolution(SolverStatus):
         return np.mean((Y_test - f) ** 2, axis=0)
 
 
-def _al_objective(x, n, P, m, L, Ps, Y, Lam, mu):
-    """Augmented Lagrangian of min sum [Ps|a|^2 + |u|^2]/2 s.t. sum_i relu(L u_i) a_i^T = Y."""
+def _penalised_objective(x, n, m, L, Ps, Y, lam):
+    """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(L w_i) a_i^T - Y|^2/(2 lam)``
+    in x = [A (n m), W (n P)], z_i = L w_i (so that |w_i|^2 = z_i^T K0^-1 z_i); value, gradient."""
+    P = L.shape[0]
     A = x[: n * m].reshape(n, m)
-    U = x[n * m:].reshape(n, P)
-    Z = U @ L.T
+    W = x[n * m:].reshape(n, P)
+    Z = W @ L.T
     R = np.maximum(Z, 0.0)
-    C = R.T @ A - Y
-    J = 0.5 * Ps * np.sum(A * A) + 0.5 * np.sum(U * U)
-    val = J - np.sum(Lam * C) + 0.5 * mu * np.sum(C * C)
-    G = -Lam + mu * C  # dL/dC (P, m)
-    gA = Ps * A + R @ G
-    gZ = (Z > 0) * (A @ G.T)
-    gU = U + gZ @ L
-    return val, np.concatenate([gA.ravel(), gU.ravel()])
+    D = (R.T @ A - Y) / lam  # (P, m) = -t
+    val = 0.5 * (Ps * np.sum(A * A) + np.sum(W * W)) + 0.5 * lam * np.sum(D * D)
+    gA = Ps * A + R @ D
+    gW = W + ((Z > 0) * (A @ D.T)) @ L
+    return val, np.concatenate([gA.ravel(), gW.ravel()])
 
 
-def _outlier_kkt(x, n, P, m, K0inv, Ps, Y):
-    """Residuals/Jacobian of the outlier-only KKT system in x = [t (P m), abar (n m), zbar (n P)]:
-    Ps abar_i = t^T relu(zbar_i); K0^-1 zbar_i = Theta(zbar_i) o (t abar_i); sum relu(zbar) abar^T
-    = Y."""
-    t = x[: P * m].reshape(P, m)
-    A = x[P * m: P * m + n * m].reshape(n, m)
-    Z = x[P * m + n * m:].reshape(n, P)
-    R = np.maximum(Z, 0.0)
-    Th = (Z > 0).astype(float)
+def _pricing(t, L, Ps, rng, W_known, n_random):
+    """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^-1 z)`` (z = L w) by L-BFGS from the
+    known neurons, from the signed output directions of t, and from ``n_random`` random starts.
+    Returns (margin, maximiser w with |w| = 1)."""
+    P, m = t.shape
+
+    def f(w):
+        z = L @ w
+        v = t.T @ np.maximum(z, 0.0)
+        nw = w @ w
+        val = (v @ v) / (Ps * nw)
+        gz = (z > 0) * (t @ v) * (2.0 / (Ps * nw))
+        return -val, -(L.T @ gz - 2.0 * val * w / nw)
+
+    starts = [w for w in W_known if np.linalg.norm(w) > 0]
+    K0 = L @ L.T
+    for r in range(m):
+        for sgn in (1.0, -1.0):
+            h = sgn * t[:, r]
+            for u in (np.maximum(h, 0.0), K0 @ np.maximum(h, 0.0)):
+                if np.any(u > 0):
+                    starts.append(linalg.solve_triangular(L, u, lower=True))
+    starts += list(rng.standard_normal((n_random, P)))
+    best, arg = 0.0, None
+    for w0 in starts:
+        res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
+                                options={"maxiter": 500})
+        if -res.fun > best:
+            best, arg = -float(res.fun), res.x / np.linalg.norm(res.x)
+    return best, arg
+
+
+def _kkt_pattern(x, n, m, K0inv, Ps, Y, T, pos, zero):
+    """KKT system of the outlier problem with a fixed sign pattern of the preactivations.
+
+    x = [t (P m), A (n m), V (n P)]; z_i,mu = V_i,mu on ``pos`` (> 0) and on the negative set,
+    z_i,mu = 0 on ``zero``, where V_i,mu is instead the subgradient theta in [0, 1] of relu at 0.
+    Equations: Ps a_i = t^T relu(z_i); K0^-1 z_i = g_i o (t a_i) with g = Theta(z) (theta on the
+    zero set); sum_i relu(z_i) a_i^T = Y - T t. Returns (F, J) with the analytic Jacobian.
+    """
+    P = K0inv.shape[0]
+    it, ia, iv = 0, P * m, P * m + n * m
+    t = x[:ia].reshape(P, m)
+    A = x[ia:iv].reshape(n, m)
+    V = x[iv:].reshape(n, P)
+    posf = pos.astype(float)
+    zerof = zero.astype(float)
+    Z = V * (1.0 - zerof)
+    R = V * posf
+    G = posf + zerof * V
+    TA = A @ t.T  # (n, P)
     F1 = Ps * A - R @ t
-    TA = A @ t.T  # (n, P): (t abar_i)_mu
-    F2 = Z @ K0inv - Th * TA
-    F3 = R.T @ A - Y
+    F2 = Z @ K0inv - G * TA
+    F3 = R.T @ A - Y + T * t
     F = np.concatenate([F1.ravel(), F2.ravel(), F3.ravel()])
-    N = F.size
-    J = np.zeros((N, N))
-    it, ia, iz = 0, P * m, P * m + n * m
+    Nx = x.size
+    J = np.zeros((Nx, Nx))
     r1, r2, r3 = 0, n * m, n * m + n * P
+    Im = np.eye(m)
     for i in range(n):
-        # F1_i = Ps a_i - t^T relu(z_i)
-        J[r1 + i * m: r1 + (i + 1) * m, ia + i * m: ia + (i + 1) * m] = Ps * np.eye(m)
-        J[r1 + i * m: r1 + (i + 1) * m, iz + i * P: iz + (i + 1) * P] = -(t * Th[i][:, None]).T
-        J[r1 + i * m: r1 + (i + 1) * m, it: it + P * m] = -np.kron(R[i], np.eye(m))
-        # F2_i = K0inv z_i - Th_i o (t a_i)
-        J[r2 + i * P: r2 + (i + 1) * P, iz + i * P: iz + (i + 1) * P] = K0inv
-        J[r2 + i * P: r2 + (i + 1) * P, ia + i * m: ia + (i + 1) * m] = -Th[i][:, None] * t
+        rows1 = slice(r1 + i * m, r1 + (i + 1) * m)
+        J[rows1, ia + i * m: ia + (i + 1) * m] = Ps * Im
+        J[rows1, it:ia] = -np.kron(R[i], Im)
+        J[rows1, iv + i * P: iv + (i + 1) * P] = -(t * posf[i][:, None]).T
+        rows2 = slice(r2 + i * P, r2 + (i + 1) * P)
+        J[rows2, iv + i * P: iv + (i + 1) * P] = (K0inv * (1.0 - zerof[i])[:, None]).T \
+            - np.diag(zerof[i] * TA[i])
+        J[rows2, ia + i * m: ia + (i + 1) * m] = -G[i][:, None] * t
         blk = np.zeros((P, P, m))
         idx = np.arange(P)
-        blk[idx, idx, :] = -Th[i][:, None] * A[i][None, :]
-        J[r2 + i * P: r2 + (i + 1) * P, it: it + P * m] = blk.reshape(P, P * m)
-        # F3 = sum_i relu(z_i) a_i^T - Y  (P, m)
-        blk3 = np.zeros((P, m, m))
-        blk3[:, :, :] = R[i][:, None, None] * np.eye(m)[None, :, :]
-        J[r3:, ia + i * m: ia + (i + 1) * m] = blk3.reshape(P * m, m)
-        blk4 = np.zeros((P, m, P))
-        blk4[idx, :, idx] = Th[i][:, None] * A[i][None, :]
-        J[r3:, iz + i * P: iz + (i + 1) * P] = blk4.reshape(P * m, P)
+        blk[idx, idx, :] = -G[i][:, None] * A[i][None, :]
+        J[rows2, it:ia] = blk.reshape(P, P * m)
+        J[r3:, ia + i * m: ia + (i + 1) * m] = np.kron(R[i][:, None], Im)
+        blk3 = np.zeros((P, m, P))
+        blk3[idx, :, idx] = posf[i][:, None] * A[i][None, :]
+        J[r3:, iv + i * P: iv + (i + 1) * P] = blk3.reshape(P * m, P)
+    J[r3:, it:ia] += T * np.eye(P * m)
     return F, J
 
 
-def _dual_margin(t, K0, Ps, rng, n_starts):
-    """max over z of |t^T relu(z)|^2 / (Ps z^T K0^-1 z) by projected ascent from random starts."""
-    P = K0.shape[0]
-    L = np.linalg.cholesky(K0)
+def _kkt_residuals(t, A, Z, K0inv, Ps, Y, T, zero_tol):
+    """Max-abs KKT residuals of a candidate, with the relu subgradient at z = 0: on entries with
+    |z| <= zero_tol the stationarity residual is the distance of (K0^-1 z)_mu to the interval
+    between 0 and (t a_i)_mu."""
+    R = np.maximum(Z, 0.0)
+    TA = A @ t.T
+    S = Z @ K0inv
+    r_z = np.where(Z > zero_tol, S - TA, np.where(Z < -zero_tol, S, 0.0))
+    lo, hi = np.minimum(TA, 0.0), np.maximum(TA, 0.0)
+    at0 = np.abs(Z) <= zero_tol
+    r_z = np.where(at0, np.maximum(lo - S, 0.0) + np.maximum(S - hi, 0.0), r_z)
+    return {
+        "stationarity_a": float(np.max(np.abs(Ps * A - R @ t), initial=0.0)),
+        "stationarity_z": float(np.max(np.abs(r_z), initial=0.0)),
+        "output": float(np.max(np.abs(R.T @ A - Y + T * t))),
+    }
 
-    def f(u):  # z = L u, z^T K0^-1 z = |u|^2
-        z = L @ u
-        v = t.T @ np.maximum(z, 0.0)
-        nu = u @ u
-        val = (v @ v) / (Ps * nu)
-        gz = (z > 0) * (t @ v) * 2.0 / (Ps * nu)
-        gu = L.T @ gz - 2.0 * val * u / nu
-        return -val, -gu
 
-    best = 0.0
-    starts = rng.standard_normal((n_starts, P))
-    for u0 in starts:
-        res = optimize.minimize(f, u0, jac=True, method="L-BFGS-B", options={"maxiter": 500})
-        best = max(best, -float(res.fun))
-    return best
+def _polish(t, A, Z, K0inv, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
+    """Exact KKT solve by (least-squares) Newton at a fixed sign pattern; entries that leave
+    their sign class are moved (active-set style) and the solve is repeated."""
+    n, P = Z.shape
+    m = A.shape[1]
+    scale = np.max(np.abs(Z), axis=1, keepdims=True)
+    zero = np.abs(Z) <= zero_rel * scale
+    pos = (Z > 0) & ~zero
+    nfev = 0
+    x = None
+    for _ in range(rounds):
+        TA = A @ t.T
+        S = Z @ K0inv
+        theta = np.clip(np.divide(S, TA, out=np.zeros_like(S), where=np.abs(TA) > 0), 0.0, 1.0)
+        V = np.where(zero, theta, Z)
+        x = np.concatenate([t.ravel(), A.ravel(), V.ravel()])
+
+        def fun(v, pos=pos, zero=zero):
+            return _kkt_pattern(v, n, m, K0inv, Ps, Y, T, pos, zero)
+
+        x, res, k = _newton_lstsq(fun, x, tol)
+        nfev += k
+        t = x[: P * m].reshape(P, m)
+        A = x[P * m: P * m + n * m].reshape(n, m)
+        V = x[P * m + n * m:].reshape(n, P)
+        Z = np.where(zero, 0.0, V)
+        bad_pos = pos & (V <= 0)
+        bad_neg = ~pos & ~zero & (V >= 0)
+        bad_zero_hi = zero & (V > 1.0 + 1e-9)
+        bad_zero_lo = zero & (V < -1e-9)
+        if not (bad_pos.any() or bad_neg.any() or bad_zero_hi.any() or bad_zero_lo.any()):
+            break
+        zero = (zero | bad_pos | bad_neg) & ~bad_zero_hi & ~bad_zero_lo
+        pos = (pos & ~bad_pos) | bad_zero_hi
+        tiny = 1e-8 * np.max(np.abs(Z))
+        Z = np.where(bad_zero_hi, tiny, np.where(bad_zero_lo, -tiny, Z))
+    return t, A, Z, nfev
+
+
+def _prune_merge(A, Z, Ps, K0inv, rel=1e-6):
+    w = np.linalg.norm(A, axis=1) * np.linalg.norm(np.maximum(Z, 0.0), axis=1)
+    keep = w > rel * max(w.max(), 1e-300)
+    return _merge_parallel(A[keep], Z[keep], Ps, K0inv)
+
+
+def _row_space_projector(Y):
+    """Projector onto the span of the target vectors (rows of Y) in output space."""
+    U, s, Vt = np.linalg.svd(Y, full_matrices=False)
+    k = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
+    return Vt[:k].T @ Vt[:k]
+
+
+def _penalised_stage(A, W, m, L, Ps, Y, lam):
+    """L-BFGS on :func:`_penalised_objective` from (A, W); returns (A, W, iterations)."""
+    k, P = W.shape
+    x = np.concatenate([A.ravel(), W.ravel()])
+    res = optimize.minimize(_penalised_objective, x, args=(k, m, L, Ps, Y, lam), jac=True,
+                            method="L-BFGS-B", options={"maxiter": 3000,
+                                                         "gtol": 1e-12 * max(1.0, lam),
+                                                         "ftol": 1e-15})
+    return res.x[: k * m].reshape(k, m).copy(), res.x[k * m:].reshape(k, P).copy(), int(res.nit)
+
+
+def _insert(A, W, t, L, Ps, w_star):
+    """Add a small neuron along the violating direction w* (readout along t^T relu(L w*)),
+    reusing a dead neuron when there is one."""
+    v = t.T @ np.maximum(L @ w_star, 0.0)
+    s = 0.1 * np.sqrt(np.mean(np.sum(W * W, axis=1))) + 1e-3
+    a_new = s * v / (np.linalg.norm(v) * np.sqrt(Ps))
+    live = np.linalg.norm(A, axis=1) * np.linalg.norm(W, axis=1)
+    dead = np.flatnonzero(live < 1e-8 * max(live.max(), 1e-300))
+    if dead.size:
+        A, W = A.copy(), W.copy()
+        A[dead[0]], W[dead[0]] = a_new, s * w_star
+        return A, W
+    return np.vstack([A, a_new]), np.vstack([W, s * w_star])
 
 
 def solve_relu_outliers(
@@ -506,11 +622,12 @@ def solve_relu_outliers(
     Y,
     *,
     P: float | None = None,
+    T: float = 0.0,
     n_neurons: int | None = None,
-    n_restarts: int = 4,
+    n_restarts: int = 2,
     seed: int = 0,
     tol: float = 1e-10,
-    maxiter: int = 60,
+    maxiter: int = 20,
     throw: bool = False,
 ) -> ReLUOutlierSolution:
     """Outlier-only ReLU theory (notes §5.2 last bullet) [RECON]: the minimum-norm interpolant
@@ -518,21 +635,34 @@ def solve_relu_outliers(
         min sum_i [P |abar_i|^2 + zbar_i^T K0^-1 zbar_i]/2   s.t.   sum_i abar_i relu(zbar_i)^T = Y^T
 
     whose KKT conditions are the outlier equations ``P abar = t^T relu(zbar)``,
-    ``zbar = K0[Theta(zbar) o (t abar)]`` with the multiplier t.
+    ``K0^-1 zbar = Theta(zbar) o (t abar)`` (relu subgradient in [0, 1] where zbar_mu = 0) with
+    the multiplier t. It is convex over neuron measures (an atomic-norm problem); its dual is
+    ``max_t tr(t^T Y)`` subject to ``|t^T relu(z)|^2 <= P z^T K0^-1 z`` for every z, so a KKT
+    point whose t satisfies that bound (``dual_margin <= 1``) is the global optimum.
 
-    Algorithm: augmented Lagrangian (L-BFGS inner solves, z = chol(K0) u) from ``n_restarts``
-    random initialisations with ``n_neurons`` candidate neurons (default 3 m); neurons with
-    negligible weight are pruned, parallel ones merged, the KKT system is solved exactly
-    (least-squares Newton), and the lowest-cost solution is returned with a dual certificate
-    (``dual_margin`` <= 1). Non-convex in the neurons: the certificate, not the optimiser,
-    says whether the optimum is global.
+    With ``T > 0`` the interpolation constraint is replaced by the finite-temperature output
+    ``sum_i abar_i relu(zbar_i)^T = (Y - T t)^T`` (notes §2.3 (S1)), i.e. the weight-decay
+    regression ``min cost + |F - Y|^2 / (2T)`` with ``t = (Y - F)/T`` [RECON, outlier-only].
+
+    Algorithm (conditional gradient with sliding neurons): the weight-decay regression
+    ``cost + |F - Y|^2/(2 lam)`` is minimised over ``n_neurons`` neurons (L-BFGS, z = chol(K0) w)
+    for decreasing lam (down to T, or to 1e-7 x the data scale at T = 0); after each stage the
+    dual margin is searched (multi-start L-BFGS, :func:`_pricing`) with ``t = (Y - F)/lam``, and
+    a neuron is inserted in the most violating direction while the margin exceeds 1 (at most
+    ``maxiter`` insertions). Negligible neurons are pruned, parallel ones merged, the KKT system
+    is solved exactly at the final sign pattern (least-squares Newton with an active-set update
+    of the zero entries), t is projected onto the span of the targets, and the certificate is
+    recomputed. The lowest-cost certified result of ``n_restarts`` random initialisations is
+    returned.
 
     Parameters
     ----------
     K0 : (P, P)        input kernel (symmetric positive definite).
     Y : (P, m)         targets.
     P : float          inverse readout prior variance (sigma_a^2 = 1/P); default K0.shape[0].
-    n_neurons, n_restarts, seed : the non-convex search; tol, maxiter, throw : convergence.
+    T : float >= 0     rescaled temperature (0: interpolation).
+    n_neurons          initial number of candidate neurons (default 3 m).
+    n_restarts, seed   random initialisations; tol, maxiter, throw: convergence / insertions.
     """
     K0 = as_float_matrix("K0", K0)
     Pn = K0.shape[0]
@@ -549,83 +679,84 @@ def solve_relu_outliers(
         raise ValueError(f"Y must have P = {Pn} rows (one per training input), got shape {Y.shape}")
     m = Y.shape[1]
     Ps = float(Pn) if P is None else check_pos_float("P", P)
+    T = float(as_float_array("T", T, ndim=0))
+    if not (np.isfinite(T) and T >= 0):
+        raise ValueError(f"T must be a finite number >= 0, got {T!r}")
     n = 3 * m if n_neurons is None else check_int("n_neurons", n_neurons, minimum=1)
     n_restarts = check_int("n_restarts", n_restarts, minimum=1)
     tol = check_pos_float("tol", tol)
-    maxiter = check_int("maxiter", maxiter, minimum=1)
+    maxiter = check_int("maxiter", maxiter, minimum=0)
+    if not np.any(Y):
+        raise ValueError("Y must not be all zero (the minimum-norm solution is then empty)")
     rng = np.random.default_rng(seed)
     Linv = linalg.solve_triangular(L, np.eye(Pn), lower=True)
     K0inv = Linv.T @ Linv
+    Pi = _row_space_projector(Y)
+    lam_end = T if T > 0 else 1e-4
+    lams = [lam for lam in (1.0, 1e-1, 1e-2, 1e-3) if lam > lam_end] + [lam_end]
+    n_random = 10 + Pn // 2
 
     best = None
     nit = 0
     for _ in range(n_restarts):
         A = rng.standard_normal((n, m)) / np.sqrt(Ps)
-        U = rng.standard_normal((n, Pn))
-        x = np.concatenate([A.ravel(), U.ravel()])
-        Lam = np.zeros((Pn, m))
-        mu = 10.0
-        cnorm_prev = np.inf
-        for _k in range(maxiter):
-            res = optimize.minimize(_al_objective, x, args=(n, Pn, m, L, Ps, Y, Lam, mu),
-                                    jac=True, method="L-BFGS-B",
-                                    options={"maxiter": 3000, "gtol": 1e-12, "ftol": 1e-15})
-            x = res.x
-            nit += int(res.nit)
-            A = x[: n * m].reshape(n, m)
-            Z = x[n * m:].reshape(n, Pn) @ L.T
-            C = np.maximum(Z, 0.0).T @ A - Y
-            cn = float(np.max(np.abs(C)))
-            Lam = Lam - mu * C
-            if cn < 1e-9:
+        W = rng.standard_normal((n, Pn)) / np.sqrt(Pn)
+        inserted = 0
+        schedule = lams
+        for _round in range(maxiter + 1):
+            for lam in schedule:
+                while True:
+                    A, W, k_nit = _penalised_stage(A, W, m, L, Ps, Y, lam)
+                    nit += k_nit
+                    if inserted >= maxiter:
+                        break
+                    t = (Y - np.maximum(W @ L.T, 0.0).T @ A) / lam
+                    margin, w_star = _pricing(t @ Pi, L, Ps, rng, W, n_random)
+                    if margin <= 1.0 + 1e-3 or w_star is None:
+                        break
+                    A, W = _insert(A, W, t, L, Ps, w_star)
+                    inserted += 1
+            Z = W @ L.T
+            t = (Y - np.maximum(Z, 0.0).T @ A) / lam_end
+            A, Z = _prune_merge(A, Z, Ps, K0inv)
+            t, A, Z, nfev = _polish(t @ Pi, A, Z, K0inv, Ps, Y, T, tol)
+            nit += nfev
+            t = t @ Pi
+            A, Z = _prune_merge(A, Z, Ps, K0inv)
+            W = np.array([linalg.solve_triangular(L, z, lower=True) for z in Z])
+            zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
+            res_d = _kkt_residuals(t, A, Z, K0inv, Ps, Y, T, zero_tol)
+            resid = max(res_d.values())
+            ok_kkt = resid <= 10 * max(tol, 1e-8)
+            margin, w_star = _pricing(t, L, Ps, rng, W, n_random)
+            if (ok_kkt and margin <= 1.0 + 1e-6) or inserted >= maxiter or w_star is None:
                 break
-            if cn > 0.25 * cnorm_prev:
-                mu *= 5.0
-            cnorm_prev = cn
-        # prune and merge
-        A = x[: n * m].reshape(n, m)
-        Z = x[n * m:].reshape(n, Pn) @ L.T
-        w = np.linalg.norm(A, axis=1) * np.linalg.norm(np.maximum(Z, 0.0), axis=1)
-        keep = w > 1e-6 * max(w.max(), 1e-300)
-        A, Z = A[keep], Z[keep]
-        A, Z = _merge_parallel(A, Z, Ps, K0inv)
-        k = A.shape[0]
-        x0 = np.concatenate([Lam.ravel(), A.ravel(), Z.ravel()])
-        r0 = float(np.max(np.abs(_outlier_kkt(x0, k, Pn, m, K0inv, Ps, Y)[0])))
-        def kkt(v, k=k):
-            return _outlier_kkt(v, k, Pn, m, K0inv, Ps, Y)
-
-        xs, resid, nfev = _newton_lstsq(kkt, x0, tol)
-        nit += nfev
-        if not resid < r0:  # the polish crossed a kink and failed: keep the AL solution
-            xs, resid = x0, r0
-        t = xs[: Pn * m].reshape(Pn, m)
-        As = xs[Pn * m: Pn * m + k * m].reshape(k, m)
-        Zs = xs[Pn * m + k * m:].reshape(k, Pn)
-        cost = 0.5 * (Ps * np.sum(As * As) + np.sum(Zs * (Zs @ K0inv)))
-        if best is None or (resid <= tol and (best[4] > tol or cost < best[3] - 1e-9)):
-            best = (t, As, Zs, cost, resid, k)
-    t, As, Zs, cost, resid, k = best
-    F = _outlier_kkt(np.concatenate([t.ravel(), As.ravel(), Zs.ravel()]), k, Pn, m, K0inv, Ps,
-                     Y)[0]
-    res = {
-        "stationarity_a": float(np.max(np.abs(F[: k * m]))),
-        "stationarity_z": float(np.max(np.abs(F[k * m: k * m + k * Pn]))),
-        "output": float(np.max(np.abs(F[k * m + k * Pn:]))),
-    }
-    resid = max(res.values())
-    margin = _dual_margin(t, K0, Ps, rng, 10 + 2 * Pn)
-    ok = resid <= 10 * max(tol, 1e-8) and margin <= 1.0 + 1e-6
-    msg = (f"converged: {k} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual margin "
-           f"{margin:.8f}")
+            # sliding continues from the polished neurons plus one inserted in the violating
+            # direction, at the final penalty only
+            A, W = _insert(A, W, t, L, Ps, w_star)
+            inserted += 1
+            schedule = [lam_end]
+        cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0inv)))
+        if T > 0:
+            cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
+        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt)
+        if best is None or (ok_kkt and (not best[6] or cost < best[3] - 1e-9)) or \
+                (not best[6] and not ok_kkt and resid < best[4]):
+            best = cand
+    t, A, Z, cost, resid, res_d, ok_kkt = best
+    margin, _ = _pricing(t, L, Ps, rng, np.array([linalg.solve_triangular(L, z, lower=True)
+                                                  for z in Z]), n_random + Pn)
+    ok = ok_kkt and margin <= 1.0 + 1e-6
+    msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
+           f"margin {margin:.8f}")
     if not ok:
         msg = ("not certified: " + msg + ("; dual margin > 1: another neuron direction would "
-               "lower the cost (try more n_restarts / n_neurons)" if margin > 1.0 + 1e-6 else
+               "lower the cost (try more n_restarts / maxiter)" if margin > 1.0 + 1e-6 else
                "; KKT system not solved to tolerance"))
     out = ReLUOutlierSolution(
         converged=bool(ok), status=0 if ok else 2, message=msg, nit=nit, residual=resid,
-        abar=As, zbar=Zs, t=t, cost=float(cost), dual_margin=float(margin), residuals=res,
-        K0=K0, Y=Y, P_scale=Ps,
+        abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
+        K0=K0, Y=Y, P_scale=Ps, T=T,
     )
     raise_if_failed(out, throw)
     return out

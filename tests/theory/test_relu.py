@@ -189,6 +189,10 @@ def test_validation_messages(fig2):
         solve_relu_outliers(np.eye(2), np.zeros((2, 1)), P=-1.0)
     with pytest.raises(ValueError, match="n_neurons must be >= 1"):
         solve_relu_outliers(np.eye(2), np.zeros((2, 1)), n_neurons=0)
+    with pytest.raises(ValueError, match="T must be a finite number >= 0"):
+        solve_relu_outliers(np.eye(2), np.ones((2, 1)), T=-1.0)
+    with pytest.raises(ValueError, match="Y must not be all zero"):
+        solve_relu_outliers(np.eye(2), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="c must be in 0..2"):
         fig2.bulk_preactivation_density(0.0, 3)
     with pytest.raises(ValueError, match="r must be in 0..2"):
@@ -198,3 +202,42 @@ def test_validation_messages(fig2):
     nop = solve_relu_toy([0.5, 0.5], [[1.0], [-1.0]])
     with pytest.raises(ValueError, match="needs a finite P"):
         nop.bulk_readout_density(0.0, 0)
+
+
+def _correlated_problem(P=12, N0=40, seed=5):
+    rng = np.random.default_rng(seed)
+    lab = np.arange(P) % 3
+    means = rng.standard_normal((3, N0))
+    X = (means[lab] + 0.8 * rng.standard_normal((P, N0))).T  # class-correlated inputs
+    K0 = X.T @ X / N0
+    return K0, toy_class_targets(3, y_minus=-0.5)[lab]
+
+
+@pytest.mark.parametrize("T", [0.0, 0.05])
+def test_outlier_only_kkt_on_correlated_inputs(T):
+    """Non-orthogonal inputs: the returned neurons satisfy the outlier KKT conditions (checked
+    here independently, with the relu subgradient in [0, 1] at zbar = 0), the output constraint
+    F = Y - T t, and (T = 0) strong duality cost = tr(t^T Y), which follows from the KKT
+    conditions for a balanced solution."""
+    K0, Y = _correlated_problem()
+    P = K0.shape[0]
+    s = solve_relu_outliers(K0, Y, T=T, n_restarts=1, maxiter=4)
+    t, A, Z = s.t, s.abar, s.zbar
+    K0inv = np.linalg.inv(K0)
+    np.testing.assert_allclose(P * A, np.maximum(Z, 0.0) @ t, atol=1e-8)
+    S = Z @ K0inv
+    TA = A @ t.T
+    big = np.abs(Z) > 1e-9 * np.abs(Z).max()
+    np.testing.assert_allclose(np.where(big & (Z > 0), S - TA, 0.0), 0.0, atol=1e-8)
+    np.testing.assert_allclose(np.where(big & (Z < 0), S, 0.0), 0.0, atol=1e-8)
+    theta = np.where(~big, S / np.where(np.abs(TA) > 0, TA, 1.0), 0.5)
+    assert np.all((theta > -1e-8) & (theta < 1 + 1e-8))
+    np.testing.assert_allclose(s.mean_output(), Y - T * t, atol=1e-8)
+    assert s.residual < 1e-8
+    if T == 0.0:
+        assert abs(s.cost - np.sum(t * Y)) < 1e-7 * s.cost
+    # the reported dual margin bounds |t^T relu(z)|^2 / (P z^T K0^-1 z) on random directions
+    rng = np.random.default_rng(0)
+    zr = rng.standard_normal((2000, P)) @ np.linalg.cholesky(K0).T
+    ratio = np.sum((np.maximum(zr, 0.0) @ t) ** 2, axis=1) / (P * np.sum(zr * (zr @ K0inv), axis=1))
+    assert ratio.max() <= s.dual_margin * (1 + 1e-9)
