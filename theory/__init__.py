@@ -144,6 +144,7 @@ from ._sigmoid import (
     sweep_y_minus,
     toy_class_targets,
 )
+from ._sigmoid_populations import SigmoidPopulationSolution, solve_sigmoid_toy_populations
 from ._tilted import TILTED_ACTIVATIONS, saddle_moments, tilted_density, tilted_moments, tilted_moments_quad
 
 __all__ = [
@@ -158,6 +159,8 @@ __all__ = [
     "locate_code_transition",
     "solve_sigmoid_general",
     "solve_sigmoid_toy",
+    "SigmoidPopulationSolution",
+    "solve_sigmoid_toy_populations",
     "sweep_y_minus",
     "toy_class_targets",
     "TILTED_ACTIVATIONS",
