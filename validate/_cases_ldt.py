@@ -366,7 +366,7 @@ def pstar_exponent(ctx: CaseContext) -> CaseOutcome:
         if math.isfinite(s):
             boots.append(s)
     se = float(np.std(boots, ddof=1)) if len(boots) > 1 else math.nan
-    ldt = [float(ldt_two_layer_erf(alpha, int(d), int(d), kappa=kappa).P_star) for d in ds]
+    ldt = [float(ldt_two_layer_erf(alpha, int(d), int(d), kappa=kappa, perp="exact").P_star) for d in ds]
     s_ldt = float(np.polyfit(np.log(ds), np.log(ldt), 1)[0])
     q = compare(f"exponent s of P(alpha={alpha}) ∝ d^s at N = d", s_ldt, s_hat,
                 stderr=se if math.isfinite(se) and se > 0 else None,
