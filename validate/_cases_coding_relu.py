@@ -40,13 +40,7 @@ import torch
 from richlazy.simulate import (
     NetworkPosterior,
     NetworkSpec,
-    langevin_init,
-    langevin_step,
-    make_generator,
     orthogonal_toy_task,
-    paper_step_size,
-    resolve_device,
-    run_chain,
 )
 from richlazy.theory._relu import solve_relu_toy
 from richlazy.theory._sigmoid import toy_class_targets
@@ -185,25 +179,14 @@ def _run_seeded(spec, task, *, T, sigma_a2, dt, n_chains, n_steps, burn_in, thin
                 class_targets, observe, seed, device, checkpoint_path, progress):
     """Langevin ensemble from a prior draw with seeded single-class neurons (the same chain as
     :func:`sample_posterior`, different initial state)."""
-    dev = resolve_device(device)
-    post = NetworkPosterior(spec, task.X, task.Y, T=T, sigma_a2=sigma_a2, device=dev,
-                            dtype=torch.float64, project_inputs=True)
-    gen = make_generator(seed, dev)
-    theta0 = seed_single_class_outliers(post, post.sample_prior(n_chains, generator=gen),
-                                        task.labels, class_targets, amplitudes)
-    eps = paper_step_size(dt, T)
-    config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
-                  n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed,
-                  amplitudes=list(amplitudes), init="seeded single-class outliers",
-                  data=float(np.asarray(task.X).sum() + np.asarray(task.Y).sum()))
-    run = run_chain(
-        langevin_init(theta0), lambda s, g: langevin_step(s, post, step_size=eps, generator=g),
-        n_steps=n_steps, generator=gen, burn_in=burn_in, thin=thin,
-        observe=lambda s: observe(post, s.theta, None), checkpoint_path=checkpoint_path,
-        checkpoint_every=5000, config=config, progress=progress, desc="coding/relu-toy seeded",
-        divergence_hint=f"reduce dt (got {dt}) or T (got {T})",
-    )
-    return post, run
+    def init(post, theta):
+        return seed_single_class_outliers(post, theta, task.labels, class_targets, amplitudes)
+
+    return sample_posterior(
+        spec, task.X, task.Y, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains, n_steps=n_steps,
+        burn_in=burn_in, thin=thin, observe=observe, seed=seed, device=device,
+        checkpoint_path=checkpoint_path, progress=progress, desc="coding/relu-toy seeded", init=init,
+        init_label=f"seeded single-class outliers, amplitudes {list(amplitudes)}")
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,6 +47,8 @@ def sample_posterior(
     project_inputs: bool = True,
     anneal_from: float | None = None,
     anneal_steps: int = 0,
+    init: Callable[[NetworkPosterior, torch.Tensor], torch.Tensor] | None = None,
+    init_label: str | None = None,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
@@ -55,6 +57,9 @@ def sample_posterior(
     tensors per recorded step; ``generator`` is seeded from (seed, step), so observables that
     need fresh randomness (inputs outside span(X) with ``project_inputs``) stay reproducible
     across checkpoint/resume. Returns ``(posterior, ChainRun)``.
+
+    ``init(posterior, theta_prior) -> theta0``: optional map from the prior draw to the initial
+    positions (e.g. seeded outlier neurons); ``init_label`` names it in the checkpoint config.
 
     ``anneal_from``/``anneal_steps``: optional simulated annealing inside the burn-in. The
     rescaled temperature falls geometrically from ``anneal_from`` to ``T`` over the first
@@ -74,7 +79,8 @@ def sample_posterior(
     post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
                             project_inputs=project_inputs)
     gen = make_generator(seed, dev)
-    state = langevin_init(post.sample_prior(n_chains, generator=gen))
+    theta0 = post.sample_prior(n_chains, generator=gen)
+    state = langevin_init(theta0 if init is None else init(post, theta0))
     eps = paper_step_size(dt, T)
     beta_T = post.beta
 
@@ -90,6 +96,7 @@ def sample_posterior(
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
                   project_inputs=project_inputs,
                   **({} if anneal_from is None else dict(anneal_from=anneal_from, anneal_steps=anneal_steps)),
+                  **({} if init is None else dict(init=init_label or getattr(init, "__name__", "custom"))),
                   data=float(np.asarray(X).sum() + np.asarray(Y).sum()))
 
     def obs(s):
