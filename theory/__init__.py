@@ -134,6 +134,12 @@ from ._scaling_tables import (
     pattern_crossovers,
     scaling_tables,
 )
+from ._sd_max_margin import (
+    MaxMarginAccuracy,
+    SymmetricMaxMargin,
+    sd_max_margin_accuracy,
+    sd_symmetric_max_margin,
+)
 from ._sigmoid import (
     SigmoidGeneralSolution,
     SigmoidToySolution,
@@ -174,6 +180,7 @@ __all__ = [
     "llr_memorising",
     "EQ3_READOUT_RATIO",
     "MarkovWalkerResult",
+    "MaxMarginAccuracy",
     "MaxMarginSolution",
     "circulant_eigenpairs",
     "eq3_accuracy",
@@ -197,6 +204,9 @@ __all__ = [
     "relu_nngp_gram",
     "relu_ntk_gram",
     "sd_kernel_accuracy",
+    "sd_max_margin_accuracy",
+    "sd_symmetric_max_margin",
+    "SymmetricMaxMargin",
     "sd_kernel_accuracy_grid",
     "sd_test_pairs",
     "sd_training_pairs",
