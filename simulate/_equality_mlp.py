@@ -94,7 +94,9 @@ def _forward(x, W0, a0, dW, da, s, Wcat=None):
     h0, dh = hh[..., :m], hh[..., m:]
     h = h0 + dh
     phi = torch.relu(h)
-    dphi = torch.where(h0 > 0, torch.maximum(dh, -h0), phi)
+    # φ(h0 + Δh) − φ(h0) without cancellation: max(Δh, −h0) for h0 > 0, φ(h0 + Δh) otherwise,
+    # written branch-free as max(Δh + min(h0, 0), −max(h0, 0)) (no mask tensors)
+    dphi = torch.maximum(dh + h0.clamp(max=0), h0.clamp(min=0).neg_())
     f = s[:, None] * (torch.bmm(phi, da[:, :, None]) + torch.bmm(dphi, a0[:, :, None]))[..., 0]
     return f, h, phi
 
@@ -110,8 +112,10 @@ def _loss_and_grads(x, y, W0, a0, dW, da, s, *, Wcat=None, with_loss=True):
     f, h, phi = _forward(x, W0, a0, dW, da, s, Wcat)
     g = (torch.sigmoid(f) - y) * (s[:, None] / B)
     grad_a = torch.bmm(g[:, None, :], phi)[:, 0]
-    G = torch.where(h > 0, g[:, :, None] * (a0 + da)[:, None, :], 0.0)
-    grad_W = torch.bmm(G.transpose(1, 2), x)
+    # ∂/∂w_i = a_i Σ_b g_b φ'(h_bi) x_b; φ' = sign(φ) for ReLU (φ >= 0), and a_i is applied
+    # after the contraction over the batch
+    G = torch.sign(phi).mul_(g[:, :, None])
+    grad_W = torch.bmm(G.transpose(1, 2), x).mul_((a0 + da)[:, :, None])
     loss = None
     if with_loss:
         loss = torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none").mean(1)
