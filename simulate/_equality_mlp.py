@@ -109,7 +109,7 @@ def _loss_and_grads(x, y, W0, a0, dW, da, s, *, Wcat=None, with_loss=True):
     g_b = (σ(f̃_b) − y_b)/B (hand-written; checked against autograd in the tests).
     """
     B = x.shape[1]
-    f, h, phi = _forward(x, W0, a0, dW, da, s, Wcat)
+    f, _h, phi = _forward(x, W0, a0, dW, da, s, Wcat)
     g = (torch.sigmoid(f) - y) * (s[:, None] / B)
     grad_a = torch.bmm(g[:, None, :], phi)[:, 0]
     # ∂/∂w_i = a_i Σ_b g_b φ'(h_bi) x_b; φ' = sign(φ) for ReLU (φ >= 0), and a_i is applied

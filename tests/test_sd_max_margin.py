@@ -44,8 +44,9 @@ def _lp(F, y):
 def _column_generation(features, rows, y, D, rng, rounds=10, starts=200, iters=200):
     """Maximise the margin over unit-norm ReLU units w ∈ R^D by column generation.
 
-    features(W) -> (n_constraints, J) activations; rows: inputs whose activations features()
-    aggregates (for the pricing gradient, done by finite ascent on the sphere).
+    features(W) -> (n_constraints, J) margin features of the units W (J, D);
+    rows(W, wy) -> (J, D) gradient of Σ_n wy_n features_n(w) per unit (pricing by projected
+    gradient ascent on the sphere).
     """
     W = rng.standard_normal((3000, D))
     W /= np.linalg.norm(W, axis=1, keepdims=True)
