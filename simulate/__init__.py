@@ -5,42 +5,58 @@ Randomness is always explicit (``torch.Generator`` / seeds); device ``"auto"`` p
 available.
 """
 
-from ._activations import ACTIVATIONS, activation_pair
-from ._datasets import (
-    DatasetUnavailableError,
-    ImageClassificationData,
-    load_image_classification,
-    one_hot_targets,
-    read_idx,
-)
 from ._device import make_generator, resolve_device, resolve_dtype
-from ._driver import ChainRun, SamplerDivergedError, atomic_torch_save, run_chain
-from ._equality_mlp import (
+from .models import (
+    ACTIVATIONS,
+    REGIMES,
     GammaMLPResult,
+    MLPParams,
+    MLPTrainResult,
+    NetworkPosterior,
+    NetworkSpec,
+    TwoLayerErfPosterior,
+    activation_pair,
     gamma_learning_rate,
     gamma_mlp_output,
+    hermite_target_data,
     init_gamma_mlp,
+    init_mlp_ensemble,
     lazy_gamma,
+    mlp_forward,
     train_gamma_mlp,
+    train_mlp_ensemble,
 )
-from ._equality_tasks import (
+from .samplers import (
+    ChainRun,
+    LangevinState,
+    Potential,
+    SamplerDivergedError,
+    atomic_torch_save,
+    langevin_init,
+    langevin_step,
+    paper_step_size,
+    run_chain,
+)
+from .tasks import (
     PENTOMINO_PATCH,
+    DatasetUnavailableError,
+    ImageClassificationData,
+    ToyTask,
+    load_image_classification,
+    one_hot_targets,
     one_sided_pentominoes,
+    orthogonal_toy_task,
     pentomino_batch,
     pentomino_canonical_id,
     psvrt_batch,
     psvrt_patterns,
     psvrt_test_batch,
+    read_idx,
     sd_symbols,
     sd_test_batch,
     sd_train_batch,
     split_pentominoes,
 )
-from ._langevin import LangevinState, Potential, langevin_init, langevin_step, paper_step_size
-from ._ldt_nets import TwoLayerErfPosterior, hermite_target_data
-from ._mlp import MLPParams, MLPTrainResult, init_mlp_ensemble, mlp_forward, train_mlp_ensemble
-from ._networks import REGIMES, NetworkPosterior, NetworkSpec
-from ._tasks import ToyTask, orthogonal_toy_task
 
 __all__ = [
     "GammaMLPResult",

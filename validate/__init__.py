@@ -3,16 +3,8 @@ and the ``richlazy`` command line. Imports both richlazy.theory and richlazy.sim
 """
 
 from . import stats
-from ._compare import Quantity, compare
-from ._equality_obs import (
-    alignment_by_readout_sign,
-    alignment_of_top_units,
-    readout_ratio,
-    relative_activation_change,
-    relative_weight_change,
-    weight_alignment,
-)
-from ._registry import (
+from .core._compare import Quantity, compare
+from .core._registry import (
     PAPERS,
     SUITES,
     CaseContext,
@@ -22,8 +14,10 @@ from ._registry import (
     get_cases,
     register_case,
 )
-from ._report import CaseResult, Report, render_markdown, write_report
-from ._richness import (
+from .core._runner import run_suite
+from .rendering._report import CaseResult, Report, render_markdown, write_report
+from .rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
+from .richness._measures import (
     ClassStatistics,
     EigenCurves,
     NC2Result,
@@ -41,8 +35,14 @@ from ._richness import (
     parameter_norm_sq,
     s_init,
 )
-from ._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
-from ._runner import run_suite
+from .richness._weights import (
+    alignment_by_readout_sign,
+    alignment_of_top_units,
+    readout_ratio,
+    relative_activation_change,
+    relative_weight_change,
+    weight_alignment,
+)
 
 __all__ = [
     "alignment_by_readout_sign",

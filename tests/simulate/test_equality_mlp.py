@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from richlazy.simulate._equality_mlp import (
+from richlazy.simulate.models._gamma_mlp import (
     _loss_and_grads,
     gamma_learning_rate,
     gamma_mlp_output,
@@ -12,7 +12,7 @@ from richlazy.simulate._equality_mlp import (
     lazy_gamma,
     train_gamma_mlp,
 )
-from richlazy.simulate._equality_tasks import sd_symbols, sd_test_batch, sd_train_batch
+from richlazy.simulate.tasks._same_different import sd_symbols, sd_test_batch, sd_train_batch
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from richlazy.simulate._equality_tasks import (
+from richlazy.simulate.tasks._same_different import (
     PENTOMINO_PATCH,
     _blur,
     one_sided_pentominoes,

@@ -1,10 +1,10 @@
-"""Tests for richlazy.simulate._ldt_nets (two-layer erf posterior potential, seed 002)."""
+"""Tests for richlazy.simulate.models._erf_posterior (two-layer erf posterior potential, seed 002)."""
 
 import math
 
 import pytest
 import torch
-from richlazy.simulate._ldt_nets import TwoLayerErfPosterior, hermite_target_data
+from richlazy.simulate.models._erf_posterior import TwoLayerErfPosterior, hermite_target_data
 
 
 def _setup(chi=1.0):

@@ -10,7 +10,8 @@ import pathlib
 import numpy as np
 import pytest
 import torch
-from richlazy.simulate._datasets import (
+from richlazy.simulate.models._mlp import init_mlp_ensemble, mlp_forward, train_mlp_ensemble
+from richlazy.simulate.tasks._images import (
     FASHION_MNIST_DEFAULT_ROOT,
     FASHION_MNIST_ENV,
     DatasetUnavailableError,
@@ -18,7 +19,6 @@ from richlazy.simulate._datasets import (
     one_hot_targets,
     read_idx,
 )
-from richlazy.simulate._mlp import init_mlp_ensemble, mlp_forward, train_mlp_ensemble
 
 # ----------------------------------------------------------------------------- IDX parser
 

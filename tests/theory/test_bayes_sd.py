@@ -3,13 +3,13 @@
 import mpmath
 import numpy as np
 import pytest
-from richlazy.theory._bayes_sd import (
+from richlazy.theory.equality._bayes import (
     bayes_accuracy,
     bayes_generalising_accuracy,
     llr_generalising,
     llr_memorising,
 )
-from richlazy.theory._equality_kernels import sd_test_pairs
+from richlazy.theory.equality._ntk import sd_test_pairs
 from scipy import stats
 
 

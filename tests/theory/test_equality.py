@@ -3,7 +3,18 @@ lazy kernels and the Theorem 2 bound)."""
 
 import numpy as np
 import pytest
-from richlazy.theory._equality import (
+from richlazy.theory.equality._ntk import (
+    kernel_gradient_descent,
+    kernel_regression_predict,
+    relu_nngp_gram,
+    relu_ntk_gram,
+    sd_kernel_accuracy,
+    sd_test_pairs,
+    sd_training_pairs,
+    sphere_cosine_mean,
+    theorem2_bound,
+)
+from richlazy.theory.equality._solutions import (
     EQ3_READOUT_RATIO,
     circulant_eigenpairs,
     eq3_accuracy,
@@ -20,17 +31,6 @@ from richlazy.theory._equality import (
     self_consistent_mu,
     simulate_markov_walkers,
     walker_drifts,
-)
-from richlazy.theory._equality_kernels import (
-    kernel_gradient_descent,
-    kernel_regression_predict,
-    relu_nngp_gram,
-    relu_ntk_gram,
-    sd_kernel_accuracy,
-    sd_test_pairs,
-    sd_training_pairs,
-    sphere_cosine_mean,
-    theorem2_bound,
 )
 from scipy import special
 
@@ -298,7 +298,7 @@ def test_ntk_matches_app_d_kernel_and_shared_kernels_module():
     K_app_d = u * (1 - np.arccos(u) / np.pi) + np.sqrt(1 - u**2) / (2 * np.pi)
     # √(1 − u²) turns a rounding error ε of u ≈ 1 (diagonal) into √(2ε) ≈ 2e-8
     np.testing.assert_allclose(relu_ntk_gram(Xn), K_app_d, rtol=1e-12, atol=1e-7)
-    kernels = pytest.importorskip("richlazy.theory._kernels")
+    kernels = pytest.importorskip("richlazy.theory.kernels._nngp")
     nrm = np.linalg.norm(X, axis=1)
     c = X @ X.T
     ref = kernels.relu_ntk(nrm[:, None] ** 2, c, nrm[None, :] ** 2)

@@ -1,4 +1,4 @@
-"""Tests for richlazy.theory._gauss and richlazy.theory._kernels.
+"""Tests for richlazy.theory.kernels._gauss and richlazy.theory.kernels._nngp.
 
 Every closed form is checked three ways: against an mpmath 2-D quadrature at 20 digits,
 against the package's own Gauss–Hermite fallback, and against Monte Carlo with a seeded
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from richlazy.theory._gauss import (
+from richlazy.theory.kernels._gauss import (
     ACTIVATIONS,
     gauss_hermite_nodes,
     gaussian_expectation,
@@ -25,7 +25,7 @@ from richlazy.theory._gauss import (
     phi,
     phi_prime,
 )
-from richlazy.theory._kernels import (
+from richlazy.theory.kernels._nngp import (
     deep_nngp_cross_kernel,
     deep_nngp_kernel,
     derivative_expectation,

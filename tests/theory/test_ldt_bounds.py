@@ -1,4 +1,4 @@
-"""Tests for richlazy.theory._ldt_bounds (seed 002, eqs. 3-6, 18-29, App. A.2)."""
+"""Tests for richlazy.theory.ldt._bounds (seed 002, eqs. 3-6, 18-29, App. A.2)."""
 
 import math
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from richlazy.theory._ldt_bounds import (
+from richlazy.theory._results import SolverError
+from richlazy.theory.ldt._bounds import (
     alignment,
     binary_kl,
     chernoff_energy,
@@ -21,7 +22,6 @@ from richlazy.theory._ldt_bounds import (
     sample_complexity_classification,
     sample_complexity_from_energy,
 )
-from richlazy.theory._results import SolverError
 from scipy import stats
 
 

@@ -7,9 +7,9 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from richlazy.theory._adaptive_kernel import ak_sample_complexity, ak_two_layer_erf
-from richlazy.theory._ldt_bounds import chernoff_energy
-from richlazy.theory._ldt_erf import (
+from richlazy.theory.ldt._adaptive_kernel import ak_sample_complexity, ak_two_layer_erf
+from richlazy.theory.ldt._bounds import chernoff_energy
+from richlazy.theory.ldt._erf import (
     _make_problem,
     erf_derivative_gaussian_mean,
     erf_hermite_coefficient_sq,
@@ -408,7 +408,7 @@ def test_perp_validation(call):
 @pytest.mark.parametrize("factor", [0.05, 0.7, 1.0, 1.6, 30.0])
 def test_exact_newton_root_independent_of_starting_guess(factor):
     # the safeguarded Newton iteration of perp="exact" brackets from either side of the root
-    from richlazy.theory._ldt_erf import _solve_t, _solve_t_newton
+    from richlazy.theory.ldt._erf import _solve_t, _solve_t_newton
 
     pr = _make_problem(20, 20, 1.0, 1.0, 1.0, 3, 8.0, "exact")
     t_brent, _, ok_b = _solve_t(pr, 0.4, 1e-13, 200)

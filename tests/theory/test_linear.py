@@ -190,7 +190,7 @@ def test_default_sigma_a2():
 
 
 def test_finite_T_failure_is_a_status_and_throws_on_request(monkeypatch):
-    from richlazy.theory import _linear
+    from richlazy.theory.coding import _linear
 
     X, Y = _problem(P=10, N0=12)
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
-from richlazy.theory._ldt_erf import ldt_two_layer_erf
-from richlazy.theory._patterns import (
+from richlazy.theory.ldt._erf import ldt_two_layer_erf
+from richlazy.theory.ldt._patterns import (
     alignment_cost,
     gaussian_pattern_cost,
     gfl_cost,
@@ -27,7 +27,7 @@ from richlazy.theory._patterns import (
     sqrt_m_specialization_energy,
     two_layer_erf_pattern_energies,
 )
-from richlazy.theory._scaling_tables import (
+from richlazy.theory.ldt._tables import (
     minimize_energy,
     parse_table_expression,
     pattern_crossovers,

@@ -5,8 +5,8 @@ import itertools
 
 import numpy as np
 import pytest
-from richlazy.theory._linear import solve_linear_network
-from richlazy.theory._sigmoid import (
+from richlazy.theory.coding._linear import solve_linear_network
+from richlazy.theory.coding._sigmoid import (
     code_transitions,
     locate_code_transition,
     solve_sigmoid_general,
@@ -14,7 +14,7 @@ from richlazy.theory._sigmoid import (
     sweep_y_minus,
     toy_class_targets,
 )
-from richlazy.theory._tilted import tilted_moments, tilted_moments_quad
+from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
 
 RHO = np.array([0.5, 0.25, 0.25])
 

@@ -6,7 +6,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from richlazy.theory._tilted import (
+from richlazy.theory.kernels._tilted import (
     saddle_moments,
     tilted_density,
     tilted_moments,

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from richlazy.validate._cases_coding_persistence import (
+from richlazy.validate.cases.coding._persistence import (
     lagged_persistence,
     lagged_set_persistence,
     orthant_probabilities,

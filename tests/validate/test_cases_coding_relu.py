@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 from richlazy.simulate import NetworkPosterior, NetworkSpec, make_generator, orthogonal_toy_task
-from richlazy.validate._cases_coding_relu import outlier_summary, seed_single_class_outliers
+from richlazy.validate.cases.coding._relu import outlier_summary, seed_single_class_outliers
 
 N, M, K = 400, 3, 3
 

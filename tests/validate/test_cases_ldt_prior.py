@@ -1,6 +1,6 @@
 """Tests of the helpers of the prior large-deviation cases (validate/_cases_ldt_prior.py): the
 Monte Carlo and importance-sampling estimators against the exact per-neuron theory of
-``richlazy.theory._ldt_erf`` (``perp="exact"``; the theory itself is tested in
+``richlazy.theory.ldt._erf`` (``perp="exact"``; the theory itself is tested in
 ``tests/theory/test_ldt_erf.py``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 import pytest
-from richlazy.theory._ldt_erf import ldt_log_mgf, ldt_two_layer_erf, outlier_threshold
-from richlazy.validate._cases_ldt_prior import (
+from richlazy.theory.ldt._erf import ldt_log_mgf, ldt_two_layer_erf, outlier_threshold
+from richlazy.validate.cases.ldt._prior import (
     TiltedProposal,
     _slope,
     direct_mc_log_z1,

@@ -3,10 +3,11 @@
 import json
 
 import pytest
-from richlazy.validate import _cases_coding, _registry
-from richlazy.validate._cli import main
-from richlazy.validate._compare import compare
-from richlazy.validate._registry import CaseOutcome, register_case
+from richlazy.validate.cases.coding import _linear as _cases_coding
+from richlazy.validate.core import _registry
+from richlazy.validate.core._cli import main
+from richlazy.validate.core._compare import compare
+from richlazy.validate.core._registry import CaseOutcome, register_case
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 import torch
-from richlazy.simulate._equality_mlp import gamma_mlp_output, lazy_gamma, train_gamma_mlp
-from richlazy.simulate._equality_tasks import sd_symbols, sd_test_batch, sd_train_batch
-from richlazy.theory._equality import handcrafted_solution
-from richlazy.theory._equality_kernels import kernel_gradient_descent, sd_training_pairs
-from richlazy.validate._equality_obs import (
+from richlazy.simulate.models._gamma_mlp import gamma_mlp_output, lazy_gamma, train_gamma_mlp
+from richlazy.simulate.tasks._same_different import sd_symbols, sd_test_batch, sd_train_batch
+from richlazy.theory.equality._ntk import kernel_gradient_descent, sd_training_pairs
+from richlazy.theory.equality._solutions import handcrafted_solution
+from richlazy.validate.richness._weights import (
     alignment_by_readout_sign,
     alignment_of_top_units,
     readout_ratio,

@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from richlazy.validate._richness import (
+from richlazy.validate.richness._measures import (
     RichnessSweep,
     cka,
     class_statistics,
@@ -392,7 +392,7 @@ def test_constant_features_give_nan_not_crash():
 
 
 def test_bench_dlr_small_run_agrees_with_naive():
-    from richlazy.validate._richness_bench import bench_dlr, format_bench_dlr
+    from richlazy.validate.benchmarks._richness import bench_dlr, format_bench_dlr
 
     r = bench_dlr(n=400, p=24, C=5, naive_n=150, seed=1)
     assert r["agreement"] < 1e-12
@@ -408,7 +408,7 @@ def test_bench_dlr_small_run_agrees_with_naive():
 
 
 def test_plots_write_png(tmp_path):
-    from richlazy.validate._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
+    from richlazy.validate.rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
 
     rng = np.random.default_rng(20)
     Phi = np.abs(rng.standard_normal((3, 80, 12)))
@@ -426,7 +426,7 @@ def test_plots_write_png(tmp_path):
 
 
 def test_one_sided_trend_quantity():
-    from richlazy.validate._cases_richness import _one_sided
+    from richlazy.validate.cases.richness._trained import _one_sided
 
     d = [0.2, 0.25, 0.22, 0.21]
     q = _one_sided("d", d, note="n")
@@ -440,8 +440,8 @@ def test_one_sided_trend_quantity():
 
 
 def test_nc_min_projection_case_passes(tmp_path):
-    from richlazy.validate._cases_richness import case_nc_min_projection
-    from richlazy.validate._registry import CaseContext
+    from richlazy.validate.cases.richness._trained import case_nc_min_projection
+    from richlazy.validate.core._registry import CaseContext
 
     out = case_nc_min_projection(CaseContext("quick", "cpu", 3, tmp_path, tmp_path, False))
     assert len(out.quantities) == 11

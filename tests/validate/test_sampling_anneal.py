@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
-from richlazy.validate._sampling import sample_posterior
+from richlazy.validate.core._sampling import sample_posterior
 
 
 def _setup():

@@ -1,12 +1,12 @@
-"""Tests for richlazy.validate._tables_render (Markdown / LaTeX / CSV / JSON scaling tables)."""
+"""Tests for richlazy.validate.rendering._tables (Markdown / LaTeX / CSV / JSON scaling tables)."""
 
 import csv
 import io
 import json
 
 import pytest
-from richlazy.theory._scaling_tables import parse_table_expression, scaling_tables
-from richlazy.validate._tables_render import TABLE_FORMATS, render_tables
+from richlazy.theory.ldt._tables import parse_table_expression, scaling_tables
+from richlazy.validate.rendering._tables import TABLE_FORMATS, render_tables
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,275 @@
+"""Batched-ensemble trainer for the γ-parametrised, centred two-layer ReLU MLP of seed 003.
+
+Model (seed 003 Eq. 1, App. F, App. G.1), one independent network per ensemble member e:
+
+    f(x; θ) = (1/(γ_e √d)) Σ_i a_i φ(w_i·x),   φ = ReLU, no biases,
+    f̃(x; θ) = f(x; θ) − f(x; θ(0))            (centring, App. F),
+
+with μP-style initialisation w_i ~ N(0, I/m), a_i ~ N(0, 1/m), prediction ŷ = σ(f̃), binary
+cross-entropy loss, plain SGD with learning rate α_e = γ_e² d α₀ (γ_e <= 1) or γ_e √d α₀
+(γ_e > 1). Small γ is lazy (the lazy limit is approximated by γ = 10⁻⁵/√d, §3.3), γ = 1 rich.
+For image tasks (PSVRT, Pentomino) the 1/√d factor is dropped (App. G.3/G.4): pass ``d_eff=1``
+(then α = γ² α₀ for γ <= 1, exactly as App. F prescribes without the prefactor).
+
+Implementation notes
+* All E networks live in tensors W (E, m, D), a (E, m) and are advanced with ``torch.bmm``;
+  a sweep over seeds × γ × L (each member with its own task instance) is one tensor program.
+* The parameters are stored as the initial values (W0, a0) plus the displacements (ΔW, Δa),
+  and the centred output is evaluated as s Σ_i [Δa_i φ(h_i) + a0_i (φ(h_i) − φ(h0_i))] with
+  φ(h) − φ(h0) computed from Δh = ΔW·x directly (max(Δh, −h0) if h0 > 0, else φ(h0 + Δh)).
+  This keeps the lazy limit (s = 1/(γ√d) ~ 10⁵) free of cancellation in float32.
+* Gradients are written out by hand (no autograd): with g_b = (σ(f̃_b) − y_b)/B,
+  ∂/∂a_i = s Σ_b g_b φ(h_bi),  ∂/∂w_i = s Σ_b g_b a_i φ'(h_bi) x_b.
+* Test accuracy is measured on a fixed test set every ``eval_every`` steps; both the *final*
+  accuracy and the *best over training* (the quantity the seed reports, App. G.1) are returned.
+  The best is selected on the same test set and is therefore biased upward by the maximum of
+  the evaluation noise.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["GammaMLPResult", "gamma_learning_rate", "gamma_mlp_output", "init_gamma_mlp",
+           "lazy_gamma", "train_gamma_mlp"]
+
+
+def _int(name, v, minimum):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {v!r} ({type(v).__name__})")
+    v = int(v)
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def _pos(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < math.inf):
+        raise ValueError(f"{name} must be a finite real number > 0, got {v!r}")
+    return float(v)
+
+
+def lazy_gamma(d: float) -> float:
+    """γ = 10⁻⁵/√d, the seed's numerical stand-in for the lazy limit γ → 0 (§3.3)."""
+    return 1e-5 / math.sqrt(_pos("d", d))
+
+
+def gamma_learning_rate(gamma, d_eff: float, alpha0: float):
+    """α = γ² d α₀ for γ <= 1 and γ √d α₀ for γ > 1 (App. G.1); elementwise over ``gamma``."""
+    g = torch.as_tensor(gamma, dtype=torch.float64)
+    if torch.any(~torch.isfinite(g)) or torch.any(g <= 0):
+        raise ValueError(f"gamma must be finite and > 0, got {gamma!r}")
+    d_eff = _pos("d_eff", d_eff)
+    alpha0 = _pos("alpha0", alpha0)
+    return torch.where(g <= 1, g**2 * d_eff * alpha0, g * math.sqrt(d_eff) * alpha0)
+
+
+def init_gamma_mlp(n_members: int, in_dim: int, width: int, *, generator, dtype=torch.float32):
+    """Initial weights W0 (E, m, D) ~ N(0, 1/m) and readouts a0 (E, m) ~ N(0, 1/m) (App. G.1)."""
+    E = _int("n_members", n_members, 1)
+    D = _int("in_dim", in_dim, 1)
+    m = _int("width", width, 1)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    dev = generator.device
+    W0 = torch.randn(E, m, D, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
+    a0 = torch.randn(E, m, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
+    return W0, a0
+
+
+def _forward(x, W0, a0, dW, da, s, Wcat=None):
+    """Centred output f̃ (E, B) and the post-update pre-activations h (E, B, m).
+
+    ``Wcat`` (E, 2m, D), if given, is the buffer [W0; ΔW] whose halves W0 and dW are views
+    (saves the concatenation in the training loop)."""
+    m = W0.shape[1]
+    if Wcat is None:
+        Wcat = torch.cat([W0, dW], dim=1)
+    hh = torch.bmm(x, Wcat.transpose(1, 2))
+    h0, dh = hh[..., :m], hh[..., m:]
+    h = h0 + dh
+    phi = torch.relu(h)
+    # φ(h0 + Δh) − φ(h0) without cancellation: max(Δh, −h0) for h0 > 0, φ(h0 + Δh) otherwise,
+    # written branch-free as max(Δh + min(h0, 0), −max(h0, 0)) (no mask tensors)
+    dphi = torch.maximum(dh + h0.clamp(max=0), h0.clamp(min=0).neg_())
+    f = s[:, None] * (torch.bmm(phi, da[:, :, None]) + torch.bmm(dphi, a0[:, :, None]))[..., 0]
+    return f, h, phi
+
+
+def _loss_and_grads(x, y, W0, a0, dW, da, s, *, Wcat=None, with_loss=True):
+    """Mean BCE loss (E,) (None unless ``with_loss``), output f̃ (E, B) and the gradients
+    (∂/∂a (E, m), ∂/∂W (E, m, D)).
+
+    ∂L/∂a_i = s Σ_b g_b φ(h_bi) and ∂L/∂w_i = s Σ_b g_b a_i φ'(h_bi) x_b with
+    g_b = (σ(f̃_b) − y_b)/B (hand-written; checked against autograd in the tests).
+    """
+    B = x.shape[1]
+    f, _h, phi = _forward(x, W0, a0, dW, da, s, Wcat)
+    g = (torch.sigmoid(f) - y) * (s[:, None] / B)
+    grad_a = torch.bmm(g[:, None, :], phi)[:, 0]
+    # ∂/∂w_i = a_i Σ_b g_b φ'(h_bi) x_b; φ' = sign(φ) for ReLU (φ >= 0), and a_i is applied
+    # after the contraction over the batch
+    G = torch.sign(phi).mul_(g[:, :, None])
+    grad_W = torch.bmm(G.transpose(1, 2), x).mul_((a0 + da)[:, :, None])
+    loss = None
+    if with_loss:
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none").mean(1)
+    return loss, f, grad_a, grad_W
+
+
+def gamma_mlp_output(x, W0, a0, dW, da, gamma, d_eff: float, *, chunk: int = 2048):
+    """Centred outputs f̃(x) (E, n) for inputs x (E, n, D) of networks given as (W0, a0, ΔW, Δa)."""
+    s = 1.0 / (torch.as_tensor(gamma, dtype=x.dtype, device=x.device) * math.sqrt(d_eff))
+    outs = [_forward(x[:, i:i + chunk], W0, a0, dW, da, s)[0] for i in range(0, x.shape[1], chunk)]
+    return torch.cat(outs, dim=1)
+
+
+@dataclass(frozen=True)
+class GammaMLPResult:
+    """Outcome of :func:`train_gamma_mlp` (all tensors on the CPU).
+
+    final_accuracy : (E,)        test accuracy after the last step.
+    best_accuracy : (E,)         best test accuracy over the evaluations (the seed's number).
+    best_step : (E,)             step at which the best accuracy was reached.
+    final_accuracy_same, final_accuracy_different : (E,)   class-conditional final accuracies.
+    eval_steps : (n_eval,)       steps at which the test set was evaluated (0 = initialisation).
+    test_accuracy : (n_eval, E)  the accuracy history; train_loss : (n_eval, E) mean BCE of the
+                                 preceding training batch.
+    W0, a0, dW, da               initial parameters and final displacements (W = W0 + dW).
+    gamma, alpha : (E,)          richness and learning rate of each member; d_eff, alpha0, steps.
+    """
+
+    final_accuracy: torch.Tensor
+    best_accuracy: torch.Tensor
+    best_step: torch.Tensor
+    final_accuracy_same: torch.Tensor
+    final_accuracy_different: torch.Tensor
+    eval_steps: torch.Tensor
+    test_accuracy: torch.Tensor
+    train_loss: torch.Tensor
+    W0: torch.Tensor
+    a0: torch.Tensor
+    dW: torch.Tensor
+    da: torch.Tensor
+    gamma: torch.Tensor
+    alpha: torch.Tensor
+    d_eff: float
+    alpha0: float
+    steps: int
+
+    @property
+    def W(self) -> torch.Tensor:
+        return self.W0 + self.dW
+
+    @property
+    def a(self) -> torch.Tensor:
+        return self.a0 + self.da
+
+
+def train_gamma_mlp(
+    sample_batch: Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]],
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    gamma,
+    *,
+    d_eff: float,
+    width: int = 1024,
+    alpha0: float = 0.1,
+    steps: int = 2000,
+    eval_every: int = 100,
+    generator: torch.Generator,
+    dtype=torch.float32,
+    eval_chunk: int = 2048,
+    init=None,
+) -> GammaMLPResult:
+    """Train E centred γ-MLPs with SGD on BCE in one batched tensor program (seed 003 App. G).
+
+    ``sample_batch(generator) -> (x, y)`` returns one training batch per member, x (E, B, D),
+    y (E, B) in {0, 1} (e.g. a closure over :func:`~richlazy.simulate.tasks._same_different.sd_train_batch`).
+    ``x_test`` (E, n, D), ``y_test`` (E, n) is each member's fixed test set. ``gamma`` (E,) the
+    richness of each member; ``d_eff`` the d in the output scale 1/(γ√d) and in the learning-rate
+    rule (the SD input dimension, or 1 for image tasks). The device is the generator's device;
+    all data must live there. ``init = (W0, a0)`` replaces the random initialisation (e.g. to
+    train the same networks batched and one by one). Returns a :class:`GammaMLPResult`.
+    """
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    dev = generator.device
+    if not (isinstance(x_test, torch.Tensor) and x_test.ndim == 3):
+        raise ValueError("x_test must be a tensor of shape (E, n, D)")
+    E, n_test, D = x_test.shape
+    if not (isinstance(y_test, torch.Tensor) and y_test.shape == (E, n_test)):
+        raise ValueError(f"y_test must be a tensor of shape {(E, n_test)}")
+    if x_test.device != dev or y_test.device != dev:
+        raise ValueError(f"x_test and y_test must be on the generator's device {dev}")
+    gam = torch.as_tensor(gamma, dtype=torch.float64).flatten()
+    if gam.numel() == 1:
+        gam = gam.expand(E).clone()
+    if gam.shape != (E,):
+        raise ValueError(f"gamma must be a scalar or have one entry per member ({E}), got {gamma!r}")
+    d_eff = _pos("d_eff", d_eff)
+    alpha0 = _pos("alpha0", alpha0)
+    alpha = gamma_learning_rate(gam, d_eff, alpha0)
+    m = _int("width", width, 1)
+    steps = _int("steps", steps, 1)
+    eval_every = _int("eval_every", eval_every, 1)
+
+    if init is None:
+        W0, a0 = init_gamma_mlp(E, D, m, generator=generator, dtype=dtype)
+    else:
+        W0, a0 = (t.to(device=dev, dtype=dtype).clone() for t in init)
+        if W0.shape != (E, m, D) or a0.shape != (E, m):
+            raise ValueError(f"init must be (W0, a0) with shapes {(E, m, D)} and {(E, m)}, "
+                             f"got {tuple(W0.shape)} and {tuple(a0.shape)}")
+    Wcat = torch.cat([W0, torch.zeros_like(W0)], dim=1)  # [W0; ΔW], halves are views
+    W0, dW = Wcat[:, :m], Wcat[:, m:]
+    da = torch.zeros_like(a0)
+    s = (1.0 / (gam * math.sqrt(d_eff))).to(device=dev, dtype=dtype)
+    lr = alpha.to(device=dev, dtype=dtype)
+    x_test = x_test.to(dtype)
+    y_test = y_test.to(dtype)
+    is_same = y_test > 0.5
+
+    def evaluate():
+        f = gamma_mlp_output(x_test, W0, a0, dW, da, gam.to(dev, dtype), d_eff, chunk=eval_chunk)
+        correct = ((f > 0) == is_same).to(dtype)
+        return correct.mean(1), correct
+
+    hist_steps, hist_acc = [0], [evaluate()[0]]
+    hist_loss = [torch.full((E,), math.log(2.0), device=dev, dtype=dtype)]
+    for t in range(1, steps + 1):
+        x, y = sample_batch(generator)
+        if x.shape[0] != E or x.shape[2] != D or y.shape != x.shape[:2]:
+            raise ValueError(f"sample_batch must return x (E={E}, B, D={D}) and y (E, B), "
+                             f"got {tuple(x.shape)} and {tuple(y.shape)}")
+        record = t % eval_every == 0 or t == steps
+        loss, _f, grad_a, grad_W = _loss_and_grads(x.to(dtype), y.to(dtype), W0, a0, dW, da, s,
+                                                   Wcat=Wcat, with_loss=record)
+        da -= lr[:, None] * grad_a
+        dW -= lr[:, None, None] * grad_W
+        if record:
+            hist_steps.append(t)
+            hist_acc.append(evaluate()[0])
+            hist_loss.append(loss)
+    acc_final, correct = evaluate()
+    acc = torch.stack(hist_acc)
+    best, best_idx = acc.max(0)
+    steps_t = torch.tensor(hist_steps)
+    cpu = torch.device("cpu")
+    return GammaMLPResult(
+        final_accuracy=acc_final.to(cpu),
+        best_accuracy=best.to(cpu),
+        best_step=steps_t[best_idx.to(cpu)],
+        final_accuracy_same=(correct * is_same).sum(1).div(is_same.sum(1)).to(cpu),
+        final_accuracy_different=(correct * ~is_same).sum(1).div((~is_same).sum(1)).to(cpu),
+        eval_steps=steps_t,
+        test_accuracy=acc.to(cpu),
+        train_loss=torch.stack(hist_loss).to(cpu),
+        W0=W0.contiguous().to(cpu), a0=a0.to(cpu), dW=dW.contiguous().to(cpu), da=da.to(cpu),
+        gamma=gam.clone(), alpha=alpha.clone(), d_eff=d_eff, alpha0=alpha0, steps=steps,
+    )

@@ -1,0 +1,29 @@
+"""Posterior samplers as pure ``init`` / ``step`` pairs and the one driver that owns the loop
+(burn-in, thinning, progress, atomic checkpoints and exact resume, divergence detection).
+"""
+
+from ._driver import (
+    ChainRun,
+    SamplerDivergedError,
+    atomic_torch_save,
+    run_chain,
+)
+from ._langevin import (
+    LangevinState,
+    Potential,
+    langevin_init,
+    langevin_step,
+    paper_step_size,
+)
+
+__all__ = [
+    "ChainRun",
+    "SamplerDivergedError",
+    "atomic_torch_save",
+    "run_chain",
+    "LangevinState",
+    "Potential",
+    "langevin_init",
+    "langevin_step",
+    "paper_step_size",
+]

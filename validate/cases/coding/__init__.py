@@ -1,0 +1,2 @@
+"""Cases for seed 000 (coding schemes).
+"""

@@ -1,0 +1,2 @@
+"""Cases for seed 003 (equality reasoning).
+"""

@@ -1,0 +1,2 @@
+"""Cases for seed 002 (sample complexity / LDT).
+"""

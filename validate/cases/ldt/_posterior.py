@@ -1,0 +1,450 @@
+"""Validation cases for seed 002 (Rubin, Davidovich, Ringel, *Mitigating the Curse of Detail*).
+
+Batched Langevin ensembles of two-layer erf networks on Gaussian inputs with the target
+He_3(w*.x)/sqrt(6) (App. B.3, App. F) are compared with the LDT of
+:mod:`richlazy.theory.ldt._erf` and the adaptive-kernel closure of
+:mod:`richlazy.theory.ldt._adaptive_kernel`.  The alignment of a sampled network is computed exactly on
+the Gaussian test measure from its weights (closed-form erf-Hermite overlaps), so it carries no
+test-set noise.  The Claim (ii) feature-propagation protocol (App. C.5) runs in NumPy.
+
+Sizes: every hyper-parameter of the paper's experiments is unknown (spec 7); "quick" uses tiny
+networks (d = N = 12) on the CPU, "full" larger ones meant for a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from richlazy.simulate import langevin_init, langevin_step, make_generator, run_chain  # noqa: E402
+from richlazy.simulate.models._erf_posterior import TwoLayerErfPosterior, hermite_target_data  # noqa: E402
+from richlazy.theory.ldt._adaptive_kernel import ak_two_layer_erf  # noqa: E402
+from richlazy.theory.ldt._bounds import k_factor, k_factor_two_layer_erf  # noqa: E402
+from richlazy.theory.ldt._erf import (  # noqa: E402
+    erf_hermite_overlap,
+    ldt_two_layer_erf,
+    outlier_threshold,
+    tilted_overlap_density,
+)
+from richlazy.theory.ldt._patterns import feature_propagation_rkhs  # noqa: E402
+
+from ...core._compare import compare  # noqa: E402
+from ...core._registry import CaseContext, CaseOutcome, register_case  # noqa: E402
+
+SIZES = {
+    "quick": dict(d=12, N=12, kappa=1.0, n_chains=32, n_steps=12_000, P_grid=(30, 60, 120, 240),
+                  P_hist=(240, 480), dtype="float32"),
+    "full": dict(d=48, N=48, kappa=1.0, n_chains=300, n_steps=60_000,
+                 P_grid=(120, 240, 480, 960, 1920), P_hist=(960, 1920), dtype="float64"),
+}
+_RUNS: dict = {}
+
+
+def _ensemble(ctx: CaseContext, *, d, N, P, kappa, chi, n_chains, n_steps, dtype, tag):
+    """Sample the posterior of ``n_chains`` two-layer erf networks (one training set) and return
+    overlaps ``w.w*`` (S, E, N), norms ``|w|^2`` (S, E, N), readouts (S, E, N) and the exact
+    population alignment (S, E).  Runs are cached per configuration within one process."""
+    key = (d, N, P, kappa, chi, n_chains, n_steps, dtype, ctx.seed, ctx.device)
+    if key in _RUNS:
+        return _RUNS[key]
+    dev = torch.device(ctx.device)
+    tdt = torch.float32 if dtype == "float32" else torch.float64
+    g = make_generator(ctx.seed + 7919 * P + 31 * d + (0 if chi == 1.0 else 1), dev)
+    # one independent training set per chain: the spread across chains then includes the
+    # data-set variability that the (data-averaged) theory does not resolve
+    X, y = hermite_target_data(P, d, generator=g, n_sets=n_chains, device=dev, dtype=tdt)
+    post = TwoLayerErfPosterior(X, y, N=N, kappa=kappa, chi=chi)
+    state = langevin_init(post.sample_prior(n_chains, generator=g))
+    # stiffest curvature: readout prior precision + data term (E erf^2 <= 0.47 per sample)
+    lam_max = max(post.prec_a + 0.47 * P / kappa, post.prec_w)
+    eps = 0.2 / lam_max  # ULA variance bias <= 10 % in the stiffest direction only
+
+    def observe(s):
+        wp, wn, a = post.overlaps(s.theta)
+        return {"wp": wp, "wn": wn, "a": a}
+
+    run = run_chain(
+        state, lambda s, gg: langevin_step(s, post, step_size=eps, generator=gg),
+        n_steps=n_steps, generator=g, burn_in=n_steps // 2, thin=max(1, n_steps // 200),
+        observe=observe, progress=ctx.progress, desc=f"ldt {tag} P={P}",
+        checkpoint_path=ctx.checkpoint_dir / f"ldt_{tag}_d{d}_N{N}_P{P}_chi{chi:g}.pt",
+        checkpoint_every=max(1000, n_steps // 10),
+        config=dict(d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=n_chains, n_steps=n_steps,
+                    dtype=dtype, seed=ctx.seed, eps=eps, data="one training set per chain"),
+    )
+    wp = run.samples["wp"].double().cpu().numpy()
+    wn = run.samples["wn"].double().cpu().numpy()
+    a = run.samples["a"].double().cpu().numpy()
+    G = erf_hermite_overlap(3, wp, wn) / math.sqrt(6.0)
+    # k of eq. (22) per training set: (1/P) sum_mu [K(x_mu, x_mu) + y_mu^2], erf NNGP diagonal
+    q = 2.0 * post.sigma_w2 * (X.double() ** 2).sum(-1).cpu().numpy() / d
+    K_diag = post.sigma_a2 / post.chi * (2.0 / math.pi) * np.arcsin(q / (1.0 + q))
+    yy = y.double().cpu().numpy()
+    k_emp = np.array([k_factor(K_diag[e], yy[e]) for e in range(n_chains)])
+    out = dict(wp=wp, wn=wn, a=a, A=(a * G).sum(-1), eps=eps, seconds=run.seconds, k=k_emp)
+    _RUNS[key] = out
+    return out
+
+
+def _chain_mean_se(x):
+    """Mean over samples per chain, then mean and standard error across independent chains."""
+    m = x.reshape(x.shape[0], x.shape[1], -1).mean(axis=(0, 2))
+    return float(m.mean()), float(m.std(ddof=1) / math.sqrt(m.size))
+
+
+# --------------------------------------------------------------------------------------------
+@register_case(
+    "ldt/posterior-bound",
+    description=(
+        "Two-layer erf network, He_3 target: the posterior probability of alignment >= alpha "
+        "from a Langevin ensemble never exceeds the LDT bound exp(P k/(2 kappa) - E(alpha)) "
+        "(seed 002 eqs. 20, 25-26), in standard and mean-field scaling; alignment vs P with the "
+        "AK curve and P_* as figure. E(alpha) is the Chernoff energy of the exact per-neuron "
+        "CGF (ldt_two_layer_erf with perp='exact': |w_perp|^2 fluctuations integrated), which "
+        "is a rigorous bound; the paper's eq. (36) energy is not (it exceeds -log Pr_prior by "
+        "~17 % at d = N = 48, see ldt/prior-rate-eq36)."
+    ),
+)
+def posterior_bound(ctx: CaseContext) -> CaseOutcome:
+    cfg = SIZES[ctx.size]
+    d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
+    alphas = (0.25, 0.5)
+    quantities, curves = [], {}
+    for chi, label in ((1.0, "standard"), (float(N), "mean-field")):
+        k = k_factor_two_layer_erf(1.0, 1.0, chi=chi)
+        # exact |w_perp|^2 fluctuations: E(alpha) is then a true Chernoff bound (eq. 36 is not)
+        ldt = ldt_two_layer_erf(np.array(alphas), d, N, chi=chi, kappa=kappa, k=k, perp="exact",
+                                throw=True)
+        Ps = cfg["P_grid"] if chi == 1.0 else tuple(p // 2 for p in cfg["P_grid"][:3])
+        rows = []
+        for P in Ps:
+            run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=cfg["n_chains"],
+                            n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag=label)
+            A = run["A"]
+            rows.append((P, *_chain_mean_se(A)))
+            for a_thr, E in zip(alphas, ldt.energy, strict=True):
+                # per chain (= per training set) bound, averaged like the fraction itself
+                log_bound = P * run["k"] / (2 * kappa) - E
+                if np.all(log_bound >= 0):
+                    continue  # vacuous
+                hit = (A >= a_thr).astype(float)
+                q, se = _chain_mean_se(hit)
+                bound = float(np.mean(np.exp(np.minimum(log_bound, 0.0))))
+                excess = max(0.0, q - bound)
+                res = 1.0 / (A.shape[0] * A.shape[1])
+                quantities.append(compare(
+                    f"{label} P={P}: excess of Pr_post[A>={a_thr}] over LDT bound {bound:.2e}",
+                    0.0, excess, stderr=se if se > 0 else None, kind="abs",
+                    tol=3.0 * se + res,
+                    note="rigorous bound (Jensen + Chernoff, exact-CGF energy E = "
+                         f"{E:.2f}): excess must be 0 up to 3 standard "
+                         "errors across chains plus the resolution 1/(samples x chains)",
+                ))
+        curves[label] = (np.array(rows), ldt)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (label, (rows, ldt)) in zip(axes, curves.items(), strict=True):
+        chi = 1.0 if label == "standard" else float(N)
+        ax.errorbar(rows[:, 0], rows[:, 1], yerr=rows[:, 2], fmt="o", label="Langevin ensemble")
+        Pg = np.geomspace(rows[0, 0] / 2, rows[-1, 0] * 4, 60)
+        ak = ak_two_layer_erf(Pg, d, N, kappa=kappa, chi=chi)
+        ax.plot(Pg, ak.mean_alignment, "-", label="adaptive-kernel closure (App. G)")
+        for a_thr, ps in zip(alphas, ldt.P_star, strict=True):
+            ax.axvline(ps, ls=":", color="k")
+            ax.text(ps, 0.95, f"P*({a_thr})", rotation=90, va="top", fontsize=8,
+                    transform=ax.get_xaxis_transform())
+        ax.set_xscale("log")
+        ax.set_xlabel("P")
+        ax.set_ylabel("alignment A_f")
+        ax.set_title(f"d=N={d}, {label}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(ctx.out_dir / "ldt_posterior_bound.png", dpi=120)
+    plt.close(fig)
+    return CaseOutcome(quantities, ["ldt_posterior_bound.png"],
+                       params=dict(d=d, N=N, kappa=kappa, alphas=alphas, **{
+                           k: v for k, v in cfg.items() if k in ("n_chains", "n_steps")}),
+                       notes="E(alpha) and P_* = (2 kappa/k) E from the exact per-neuron CGF "
+                             "(perp='exact'; the eq. (36) energy overestimates the prior rate and "
+                             "would not give a rigorous bound). P_* is a lower bound on the "
+                             "sample complexity; the AK curve is shown for reference (compared in "
+                             "ldt/alignment-ak).")
+
+
+# --------------------------------------------------------------------------------------------
+@register_case(
+    "ldt/alignment-ak",
+    description=(
+        "Mean alignment vs P of the Langevin ensemble against the adaptive-kernel closure "
+        "A = <V>_t/(<V>_t + kappa/P) with the LDT tilt (App. G, eqs. 101-103), two-layer erf "
+        "network with He_3 target, standard scaling."
+        " Full suite only: the adaptive-kernel closure overestimates the sampled alignment "
+        "(open disagreement, see docs/ldt.md)."
+    ),
+    suites=("full",),
+)
+def alignment_ak(ctx: CaseContext) -> CaseOutcome:
+    cfg = SIZES[ctx.size]
+    d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
+    quantities = []
+    for P in cfg["P_hist"]:
+        run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
+                        n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="standard")
+        m, se = _chain_mean_se(run["A"])
+        ak = ak_two_layer_erf(float(P), d, N, kappa=kappa)
+        quantities.append(compare(
+            f"mean alignment at P={P}", float(ak.mean_alignment), m, stderr=se, kind="rel",
+            tol=0.3,
+            note="population limit + weakly fluctuating |w|^2 + mean-field closure: relative "
+                 "corrections of order 1/sqrt(d) ~ 0.3 at d = 12 expected a priori",
+        ))
+    return CaseOutcome(quantities, [], params=dict(d=d, N=N, kappa=kappa, P=cfg["P_hist"]))
+
+
+# --------------------------------------------------------------------------------------------
+@register_case(
+    "ldt/tilted-histogram",
+    description=(
+        "Posterior histogram of the first-layer overlap w.w* of a Langevin ensemble against the "
+        "LDT tilted density at alpha = the ensemble's mean alignment (seed 002 Fig. 2a, App. "
+        "B.3); compared: outliers beyond 3 GP standard deviations per network (App. F rule)."
+        " Full suite only: at the larger P the outlier count disagrees with the LDT prediction "
+        "(open disagreement, see docs/ldt.md)."
+    ),
+    suites=("full",),
+)
+def tilted_histogram(ctx: CaseContext) -> CaseOutcome:
+    cfg = SIZES[ctx.size]
+    d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
+    thr = outlier_threshold(d)
+    quantities, figs = [], []
+    fig, axes = plt.subplots(1, len(cfg["P_hist"]), figsize=(5 * len(cfg["P_hist"]), 4))
+    for ax, P in zip(np.atleast_1d(axes), cfg["P_hist"], strict=True):
+        run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
+                        n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="standard")
+        A_mean, _ = _chain_mean_se(run["A"])
+        ldt = ldt_two_layer_erf(max(A_mean, 1e-6), d, N, kappa=kappa)
+        nout = (np.abs(run["wp"]) > thr).sum(-1).astype(float)  # (S, E)
+        m, se = _chain_mean_se(nout)
+        quantities.append(compare(
+            f"outliers per network at P={P}", float(ldt.n_outliers), m, stderr=se, kind="rel",
+            tol=0.3,
+            note="weakly fluctuating orthogonal part and finite-P effects: relative corrections "
+                 "of order 1/sqrt(d) ~ 0.3 at d = 12 expected a priori",
+        ))
+        w = np.linspace(-2.5, 2.5, 801)
+        ax.hist(run["wp"].ravel(), bins=120, range=(-2.5, 2.5), density=True, alpha=0.5,
+                label="posterior (Langevin)")
+        ax.plot(w, tilted_overlap_density(w, float(ldt.t_star), d, N), "r-",
+                label=f"LDT tilt at alpha={A_mean:.2f}")
+        akr = ak_two_layer_erf(float(P), d, N, kappa=kappa)
+        ax.plot(w, tilted_overlap_density(w, float(akr.t), d, N), "g--", label="AK tilt t(P)")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-4, None)
+        ax.set_xlabel("w . w*")
+        ax.set_title(f"d=N={d}, P={P}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(ctx.out_dir / "ldt_tilted_histogram.png", dpi=120)
+    plt.close(fig)
+    figs.append("ldt_tilted_histogram.png")
+    return CaseOutcome(quantities, figs, params=dict(d=d, N=N, kappa=kappa, P=cfg["P_hist"]))
+
+
+# --------------------------------------------------------------------------------------------
+FP_SIZES = {"quick": dict(d=20, N=1000, n=300, seeds=(0, 1, 2)),
+            "full": dict(d=50, N=4000, n=1000, seeds=tuple(range(8)))}
+
+
+@register_case(
+    "ldt/feature-propagation",
+    description=(
+        "Claim (ii) protocol of App. C.5 (Fig. 5): GFL with amplification D in the second ReLU "
+        "layer; RKHS norm of phi*^2 (mean removed) under the next kernel, predicted ∝ D^-2 for "
+        "large D. Compared: fitted log-log slope over the largest D values."
+        " Full suite only: the fitted slope disagrees with the reconstructed Claim (ii) D^-2 "
+        "law (open disagreement, see docs/ldt.md)."
+    ),
+    suites=("full",),
+)
+def feature_propagation(ctx: CaseContext) -> CaseOutcome:
+    cfg = FP_SIZES[ctx.size]
+    D = np.array([0.0, 1, 3, 10, 30, 100, 300, 1000])
+    norms = np.array([feature_propagation_rkhs(D, d=cfg["d"], N=cfg["N"], n=cfg["n"],
+                                               seed=ctx.seed + s, rcond=1e-6)["rkhs_norm"]
+                      for s in cfg["seeds"]])
+    big = D >= 100
+    slopes = [np.polyfit(np.log(D[big]), np.log(r[big]), 1)[0] for r in norms]
+    s_mean = float(np.mean(slopes))
+    s_se = float(np.std(slopes, ddof=1) / math.sqrt(len(slopes)))
+    q = compare("slope of log RKHS norm of phi*^2 vs log D (D >= 100)", -2.0, s_mean,
+                stderr=s_se, kind="abs", tol=0.3 + 3 * s_se,
+                note="Claim (ii) predicts -n = -2; the base-kernel part of the norm bends the "
+                     "slope at finite D (tolerance 0.3 fixed in advance) plus 3 standard errors "
+                     "over seeds")
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for r in norms:
+        ax.loglog(D[1:], r[1:], "o-", alpha=0.6)
+    ax.loglog(D[big], norms[:, big].mean(0)[0] * (D[big] / D[big][0]) ** -2.0, "k--",
+              label="D^-2")
+    ax.set_xlabel("GFL amplification D")
+    ax.set_ylabel("<phi*^2, K^-1, phi*^2>")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(ctx.out_dir / "ldt_feature_propagation.png", dpi=120)
+    plt.close(fig)
+    return CaseOutcome([q], ["ldt_feature_propagation.png"], params=dict(D=D.tolist(), **{
+        k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()}))
+
+
+# --------------------------------------------------------------------------------------------
+EXP_SIZES = {
+    "quick": dict(ds=(6, 8, 12), P_factors=(4, 8, 16, 32, 64), n_chains=16, n_steps=6_000,
+                  alpha=0.1, kappa=1.0, n_boot=200, dtype="float32"),
+    "full": dict(ds=(16, 24, 32, 48), P_factors=(4, 8, 16, 32, 64, 128), n_chains=300,
+                 n_steps=60_000, alpha=0.3, kappa=1.0, n_boot=1000, dtype="float64"),
+}
+
+
+def _crossing(Ps, A, alpha):
+    """P at which the mean alignment first reaches alpha (log-linear interpolation); nan if
+    never."""
+    idx = np.flatnonzero(A >= alpha)
+    if idx.size == 0 or idx[0] == 0:
+        return math.nan
+    i = idx[0]
+    x0, x1 = math.log(Ps[i - 1]), math.log(Ps[i])
+    f = (alpha - A[i - 1]) / (A[i] - A[i - 1])
+    return math.exp(x0 + f * (x1 - x0))
+
+
+@register_case(
+    "ldt/pstar-exponent",
+    description=(
+        "Sample complexity vs d at N = d (seed 002 Fig. 2b): the P at which the ensemble's mean "
+        "alignment reaches alpha, fitted as P ∝ d^s (bootstrap CI over chains), against the "
+        "exponent of the exact LDT P_*(alpha) over the same d (asymptotically 1)."
+    ),
+    suites=("full",),
+)
+def pstar_exponent(ctx: CaseContext) -> CaseOutcome:
+    cfg = EXP_SIZES[ctx.size]
+    ds = np.array(cfg["ds"], dtype=float)
+    alpha, kappa = cfg["alpha"], cfg["kappa"]
+    rng = np.random.default_rng(ctx.seed)
+    per_d = []
+    for d in cfg["ds"]:
+        Ps = np.array([f * d for f in cfg["P_factors"]])
+        chains = []
+        for P in Ps:
+            run = _ensemble(ctx, d=d, N=d, P=int(P), kappa=kappa, chi=1.0,
+                            n_chains=cfg["n_chains"], n_steps=cfg["n_steps"], dtype=cfg["dtype"],
+                            tag="dscan")
+            chains.append(run["A"].mean(axis=0))  # (E,) per-chain means
+        per_d.append((Ps, np.array(chains)))  # (n_P, E)
+
+    def fit(samples):
+        cross = [_crossing(Ps, c, alpha) for (Ps, _), c in zip(per_d, samples, strict=True)]
+        cross = np.array(cross)
+        ok = np.isfinite(cross)
+        if ok.sum() < 2:
+            return math.nan, cross
+        return float(np.polyfit(np.log(ds[ok]), np.log(cross[ok]), 1)[0]), cross
+
+    s_hat, cross = fit([c.mean(axis=1) for _, c in per_d])
+    boots = []
+    for _ in range(cfg["n_boot"]):
+        res = []
+        for _, c in per_d:
+            idx = rng.integers(0, c.shape[1], c.shape[1])
+            res.append(c[:, idx].mean(axis=1))
+        s, _ = fit(res)
+        if math.isfinite(s):
+            boots.append(s)
+    se = float(np.std(boots, ddof=1)) if len(boots) > 1 else math.nan
+    ldt = [float(ldt_two_layer_erf(alpha, int(d), int(d), kappa=kappa, perp="exact").P_star) for d in ds]
+    s_ldt = float(np.polyfit(np.log(ds), np.log(ldt), 1)[0])
+    q = compare(f"exponent s of P(alpha={alpha}) ∝ d^s at N = d", s_ldt, s_hat,
+                stderr=se if math.isfinite(se) and se > 0 else None,
+                kind="z" if math.isfinite(se) and se > 0 else "abs", tol=3.0 if se > 0 else 0.3,
+                note="3 bootstrap standard errors (chains resampled); the LDT exponent is taken "
+                     "over the same d values, so finite-d drift is shared")
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.loglog(ds, cross, "o", label=f"simulation: P at A = {alpha}")
+    ax.loglog(ds, ldt, "s--", label="exact LDT P_*(alpha)")
+    ax.set_xlabel("d (N = d)")
+    ax.set_ylabel("P")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(ctx.out_dir / "ldt_pstar_exponent.png", dpi=120)
+    plt.close(fig)
+    return CaseOutcome([q], ["ldt_pstar_exponent.png"],
+                       params=dict(ds=list(cfg["ds"]), alpha=alpha, crossings=cross.tolist(),
+                                   ldt_P_star=ldt))
+
+
+# --------------------------------------------------------------------------------------------
+WIDTH_SIZES = {
+    "quick": dict(d=8, P=160, widths=(8, 32), n_chains=8, n_steps=4_000, kappa=1.0,
+                  dtype="float32"),
+    "full": dict(d=32, P=1280, widths=(32, 128, 512, 2048), n_chains=300, n_steps=60_000,
+                 kappa=1.0, dtype="float64"),
+}
+
+
+@register_case(
+    "ldt/specialists-width",
+    description=(
+        "Number of specialists (outliers beyond 3 GP standard deviations, minus the GP "
+        "expectation) vs width at fixed d and P (seed 002 Fig. 2c): fitted exponent of the count "
+        "in N against the pattern prediction M ∝ sqrt(N/d) (exponent 1/2)."
+    ),
+    suites=("full",),
+)
+def specialists_width(ctx: CaseContext) -> CaseOutcome:
+    cfg = WIDTH_SIZES[ctx.size]
+    d, P, kappa = cfg["d"], cfg["P"], cfg["kappa"]
+    thr = outlier_threshold(d)
+    prior_tail = math.erfc(3.0 / math.sqrt(2.0))
+    Ns = np.array(cfg["widths"], dtype=float)
+    counts, ses, ldt_counts = [], [], []
+    for N in cfg["widths"]:
+        run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
+                        n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="width")
+        spec = (np.abs(run["wp"]) > thr).sum(-1) - N * prior_tail
+        m, se = _chain_mean_se(spec.astype(float))
+        counts.append(m)
+        ses.append(se)
+        A_mean, _ = _chain_mean_se(run["A"])
+        ldt_counts.append(float(ldt_two_layer_erf(max(A_mean, 1e-6), d, N,
+                                                  kappa=kappa).n_specialists))
+    counts = np.array(counts)
+    ok = counts > 0
+    quantities = []
+    if ok.sum() >= 2:
+        X = np.log(Ns[ok])
+        w = (counts[ok] / np.array(ses)[ok]) ** 2
+        slope, cov = np.polyfit(X, np.log(counts[ok]), 1, w=np.sqrt(w), cov="unscaled") \
+            if ok.sum() > 2 else (np.polyfit(X, np.log(counts[ok]), 1), None)
+        s = float(slope[0])
+        s_se = float(math.sqrt(cov[0, 0])) if cov is not None else None
+        quantities.append(compare(
+            "exponent of the specialist count in N", 0.5, s, stderr=s_se,
+            kind="z" if s_se else "abs", tol=3.0 if s_se else 0.15,
+            note="pattern heuristic M ∝ sqrt(N/d); 3 standard errors of the weighted fit"))
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.errorbar(np.sqrt(Ns / d), counts, yerr=ses, fmt="o", label="Langevin ensemble")
+    ax.plot(np.sqrt(Ns / d), ldt_counts, "s--", label="LDT at the simulated alignment")
+    ax.set_xlabel("sqrt(N/d)")
+    ax.set_ylabel("specialists per network")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(ctx.out_dir / "ldt_specialists_width.png", dpi=120)
+    plt.close(fig)
+    return CaseOutcome(quantities, ["ldt_specialists_width.png"],
+                       params=dict(d=d, P=P, widths=list(cfg["widths"]), counts=counts.tolist(),
+                                   ldt_counts=ldt_counts))

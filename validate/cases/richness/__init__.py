@@ -1,0 +1,2 @@
+"""Cases for seed 004 (richness measures).
+"""

@@ -1,0 +1,153 @@
+"""Richness (seed 004) of posterior samples from the coding-scheme sampler (seed 000):
+non-lazy (1/N readout) vs lazy (1/sqrt(N) readout) linear networks on the toy task."""
+
+from __future__ import annotations
+
+import numpy as np
+from richlazy.simulate import NetworkSpec, orthogonal_toy_task
+from richlazy.theory import input_kernel, solve_linear_network
+
+from ...core._compare import compare
+from ...core._registry import CaseContext, CaseOutcome, register_case
+from ...core._sampling import sample_posterior
+from ...rendering._plots import _plt
+from ...richness._measures import dlr
+
+SIZES = {
+    "quick": dict(N=64, P=64, N0=84, n_chains=4, T=0.02, dt=0.02, n_steps=12_000, burn_in=4_000, thin=40),
+    "full": dict(N=200, P=200, N0=220, n_chains=4, T=0.005, dt=0.01, n_steps=200_000, burn_in=50_000,
+                 thin=500),
+}
+
+
+def _centred(M):
+    M = M - M.mean(axis=0, keepdims=True)
+    return M - M.mean(axis=1, keepdims=True)
+
+
+def dlr_from_kernels(K, F) -> float:
+    """D_LR = 1 - CKA(K, F F^T) with centred kernels (seed 004, eq. 4 and eq. 7)."""
+    A = _centred(K)
+    B = _centred(F @ F.T)
+    return 1.0 - float(np.sum(A * B) / np.sqrt(np.sum(A * A) * np.sum(B * B)))
+
+
+def dlr_kernel_sensitivity(K, F, rel: float) -> float:
+    """First-order bound on |Delta D_LR| when every kernel entry moves by at most ``rel * |K_ij|``:
+    ``rel * sum_ij |dCKA/dK_ij| |K_ij|`` with dCKA/dK = c(B)/(|cA| |cB|) - CKA c(A)/|cA|^2."""
+    A = _centred(K)
+    B = _centred(F @ F.T)
+    na, nb = np.sqrt(np.sum(A * A)), np.sqrt(np.sum(B * B))
+    c = np.sum(A * B) / (na * nb)
+    G = B / (na * nb) - c * A / na**2
+    return float(rel * np.sum(np.abs(G) * np.abs(K)))
+
+
+def _jackknife_dlr(Ks, Fs, n_batches=8):
+    """D_LR of the posterior-mean kernel and its jackknife standard error over the E x n_batches
+    batch means of the recorded kernels Ks (S, E, P, P) and outputs Fs (S, E, P, m)."""
+    S = Ks.shape[0]
+    b = S // n_batches
+    kb = Ks[: b * n_batches].reshape((n_batches, b) + Ks.shape[1:]).mean(1)
+    fb = Fs[: b * n_batches].reshape((n_batches, b) + Fs.shape[1:]).mean(1)
+    kb = kb.reshape((-1,) + Ks.shape[2:])
+    fb = fb.reshape((-1,) + Fs.shape[2:])
+    k = kb.shape[0]
+    full = dlr_from_kernels(kb.mean(0), fb.mean(0))
+    ks, fs = kb.sum(0), fb.sum(0)
+    loo = np.array([dlr_from_kernels((ks - kb[i]) / (k - 1), (fs - fb[i]) / (k - 1)) for i in range(k)])
+    se = float(np.sqrt((k - 1) / k * np.sum((loo - loo.mean()) ** 2)))
+    return full, se
+
+
+@register_case(
+    "richness/posterior-nonlazy-vs-lazy",
+    description=(
+        "D_LR = 1 - CKA(T, T_MP) (seed 004, eq. 4) of the feature layer of posterior samples of a "
+        "linear network (L=1) on the orthogonal toy task: non-lazy samples (1/N readout, T -> T/N, "
+        "sigma_a2 = 1/P; seed 000) vs the value the mean-field theory predicts from its kernel "
+        "K_1 and mean outputs, and lazy samples (1/sqrt(N) readout, sigma_a2 = 1) are lazier "
+        "(larger D_LR)."
+    ),
+)
+def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
+    cfg = SIZES[ctx.size]
+    N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
+    task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.seed)
+    sol = solve_linear_network(input_kernel(task.X), task.Y, sigma_a2=1.0 / P, T=T, throw=True)
+    dlr_theory = dlr_from_kernels(sol.kernels[0], sol.mean_output)
+
+    def observe(post, theta, gen):
+        z = post.preactivations(theta)[-1]  # (E, N, P): linear features phi(z) = z
+        F = post.outputs(theta)  # (E, P, m)
+        out = {"dlr": _torch_dlr(z.transpose(1, 2), F)}
+        if post.spec.regime == "nonlazy":
+            out["K"] = (z.transpose(1, 2) @ z / z.shape[1]).float()
+            out["F"] = F.float()
+        return out
+
+    def _torch_dlr(feats, outs):
+        import torch
+
+        return torch.as_tensor(dlr(feats, outs))
+
+    runs = {}
+    for regime, s2, seed_off in (("nonlazy", 1.0 / P, 11), ("lazy", 1.0, 12)):
+        spec = NetworkSpec(N0=N0, N=N, L=1, m=3, activation="linear", regime=regime)
+        _, run = sample_posterior(
+            spec, task.X, task.Y, T=T, sigma_a2=s2, dt=cfg["dt"], n_chains=cfg["n_chains"],
+            n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
+            seed=ctx.seed + seed_off, device=ctx.device,
+            checkpoint_path=ctx.checkpoint_dir / f"{regime}.pt", progress=ctx.progress,
+            desc=f"richness/posterior ({regime})",
+        )
+        runs[regime] = run.samples["dlr"].double().numpy()  # (S, E)
+        if regime == "nonlazy":
+            mean_kernel_dlr, mean_kernel_se = _jackknife_dlr(run.samples["K"].double().numpy(),
+                                                              run.samples["F"].double().numpy())
+
+    from ...stats import batch_means
+
+    nl, nl_se = batch_means(runs["nonlazy"])
+    lz, lz_se = batch_means(runs["lazy"])
+    tol_kernel = dlr_kernel_sensitivity(sol.kernels[0], sol.mean_output, 3.0 / N)
+    qs = [
+        compare("D_LR of the posterior-mean feature kernel, non-lazy (theory K_1 vs samples)",
+                dlr_theory, mean_kernel_dlr, stderr=mean_kernel_se, kind="abs",
+                tol=4.0 * mean_kernel_se + tol_kernel,
+                note=f"abs tolerance = 4 standard errors (jackknife) + the case's kernel tolerance 3/N "
+                     f"(N={N}) per entry propagated to D_LR at first order ({tol_kernel:.2g})."),
+    ]
+    diff = float(lz - nl)
+    se = float(np.hypot(lz_se, nl_se))
+    qs.append(compare("D_LR(lazy) - D_LR(non-lazy) > 0", 0.0, diff, stderr=se, kind="gt", tol=3.0,
+                      note="one-sided trend claim of seeds 000/004 (lazy features are not aligned "
+                           "with the readout): passes iff the difference is >= 3 standard errors."))
+    notes = (f"D_LR per network (single posterior sample, the paper's per-network measure): non-lazy "
+             f"{nl:.4f} ± {nl_se:.4f}, lazy {lz:.4f} ± {lz_se:.4f}. The single-sample non-lazy value "
+             f"exceeds the N -> infinity theory ({dlr_theory:.4f}) because the finite-N fluctuations "
+             "of one sample's kernel add to its norm (the CKA denominator); the posterior-mean "
+             "kernel removes them and is compared with the theory. No N -> infinity value is "
+             f"compared on the lazy side (its random-feature kernel at N={N} is dominated by "
+             "fluctuations).")
+    fig = _plot(dlr_theory, (nl, nl_se), (lz, lz_se), (mean_kernel_dlr, mean_kernel_se),
+                ctx.out_dir / "dlr_nonlazy_vs_lazy.png")
+    return CaseOutcome(quantities=qs, figures=[fig.name],
+                       params=dict(cfg, sigma_a2_nonlazy=1.0 / P, sigma_a2_lazy=1.0), notes=notes)
+
+
+def _plot(theory, nl, lz, mk, path):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.2, 3.4), constrained_layout=True)
+    labels = ["non-lazy\n(per sample)", "non-lazy\n(mean kernel)", "lazy\n(per sample)"]
+    vals = [nl[0], mk[0], lz[0]]
+    errs = [nl[1], mk[1], lz[1]]
+    ax.bar(labels, vals, yerr=[2 * e for e in errs], color=["C0", "C0", "C1"], alpha=0.8, capsize=4)
+    ax.axhline(theory, color="k", ls="--", lw=1, label=f"non-lazy theory {theory:.3f}")
+    ax.set_ylabel("D_LR = 1 - CKA(T, T_MP)")
+    ax.set_yscale("log")
+    ax.legend(frameon=False, fontsize=8)
+    ax.set_title("richness of posterior samples (error bars: 2 SE)", fontsize=9)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

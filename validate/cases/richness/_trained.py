@@ -1,0 +1,489 @@
+"""Validation cases for the richness measure of seed 004 (Nam et al., arXiv 2410.04264).
+
+* ``richness/target-scale``: target downscaling y -> y/α makes training lazier, so D_LR rises with
+  α (Sec. 4.1, Table 2), on an ensemble of ReLU MLPs trained on Fashion-MNIST (digits when
+  Fashion-MNIST is not installed).
+* ``richness/last-layer-vs-full``: last-layer-only training is lazy, full backprop rich: D_LR is
+  higher for last-layer-only training from the same initialisation (Table 3, MNIST CNN row).
+* ``richness/nc-min-projection``: constructed minimum-projection operators satisfy NC1 and NC2
+  (Props. 1-2, eq. 56) and have D_LR = 0, D_eff = C; near-MP perturbations scale as derived.
+
+Trend claims are one-sided ("A > B"). They use ``compare(..., kind="gt")``: ``theory`` = 0 (no
+trend), ``simulation`` = the seed-averaged paired difference oriented so that the paper's claim
+is "> 0", ``stderr`` = its seed-to-seed standard error, and the quantity passes iff
+simulation >= 3 stderr (a one-sided 3-sigma excess over "no trend"); see :func:`_one_sided`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from richlazy.simulate.models._mlp import init_mlp_ensemble, mlp_forward, train_mlp_ensemble
+from richlazy.simulate.tasks._images import (
+    DatasetUnavailableError,
+    load_image_classification,
+    one_hot_targets,
+)
+
+from ...core._compare import Quantity, compare
+from ...core._registry import CaseContext, CaseOutcome, register_case
+from ...rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
+from ...richness._measures import (
+    RichnessSweep,
+    dlr,
+    eigen_curves,
+    nc1,
+    nc2_etf,
+    nystrom_eigen,
+    s_init,
+)
+
+Z_MIN = 3.0
+
+# Network / training configuration per suite size. width < n_train so that n > p (App. E.1).
+_CONFIG = {
+    "quick": dict(
+        width=128,
+        depth=3,
+        lr=2.0,
+        steps=600,
+        seeds=6,
+        n_train=300,
+        n_test=120,
+        downsample={"fashion_mnist": 2, "digits": 1},
+    ),
+    "full": dict(
+        width=512,
+        depth=3,
+        lr=2.0,
+        steps=4000,
+        seeds=10,
+        n_train=3000,
+        n_test=1000,
+        downsample={"fashion_mnist": 1, "digits": 1},
+    ),
+}
+_DIGITS_MAX = {"n_train": 300, "n_test": 120, "width": 128}  # digits has ~180 images per class
+_CLASSES = (0, 1, 2)
+
+
+def _one_sided(name: str, diffs, *, note: str, z_min: float = Z_MIN) -> Quantity:
+    """One-sided trend quantity for the claim mean(diffs) > 0 (kind "gt" of ``compare``).
+
+    diffs are per-seed paired differences; the standard error is their sample standard deviation
+    over sqrt(#seeds). A degenerate (zero or undefined) standard error cannot support the claim:
+    it is recorded as infinite, so the quantity fails.
+    """
+    d = np.asarray(diffs, dtype=float)
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.nan
+    if not se > 0:
+        se = math.inf
+    return compare(f"{name} > 0", 0.0, mean, stderr=se, kind="gt", tol=z_min, note=note)
+
+
+def _data(ctx: CaseContext, cfg: dict):
+    """Fashion-MNIST if installed, else digits; inputs centred, unit norm, times sqrt(d)."""
+    try:
+        data = load_image_classification(
+            "fashion_mnist",
+            classes=_CLASSES,
+            n_train=cfg["n_train"],
+            n_test=cfg["n_test"],
+            seed=ctx.seed,
+            center=True,
+            unit_norm=True,
+            downsample=cfg["downsample"]["fashion_mnist"],
+        )
+        note = "dataset: Fashion-MNIST (Debian dataset-fashion-mnist), classes 0,1,2."
+    except DatasetUnavailableError as exc:
+        cfg = dict(cfg, **{k: min(cfg[k], v) for k, v in _DIGITS_MAX.items()})
+        data = load_image_classification(
+            "digits",
+            classes=_CLASSES,
+            n_train=cfg["n_train"],
+            n_test=cfg["n_test"],
+            seed=ctx.seed,
+            center=True,
+            unit_norm=True,
+            downsample=1,
+        )
+        note = f"dataset: scikit-learn digits (fallback: {exc.__class__.__name__})."
+    d = data.X_train.shape[1]
+    X = torch.tensor(data.X_train * math.sqrt(d), dtype=torch.float32, device=ctx.device)
+    Xte = torch.tensor(data.X_test * math.sqrt(d), dtype=torch.float32, device=ctx.device)
+    Y = one_hot_targets(data.y_train, len(_CLASSES))
+    return data, X, Xte, Y, cfg, note
+
+
+def _generator(ctx: CaseContext, offset: int) -> torch.Generator:
+    g = torch.Generator(device=ctx.device)
+    g.manual_seed(ctx.seed * 1000 + offset)
+    return g
+
+
+def _train(ctx, cfg, X, Y, *, alpha, last_layer_only, repeats, offset):
+    """Train cfg['seeds'] initialisations, each repeated ``repeats`` times (paired design)."""
+    params = init_mlp_ensemble(
+        cfg["seeds"],
+        X.shape[1],
+        cfg["width"],
+        Y.shape[1],
+        depth=cfg["depth"],
+        generator=_generator(ctx, offset),
+        zero_output=True,
+        device=ctx.device,
+    ).repeat_members(repeats)
+    res = train_mlp_ensemble(
+        params,
+        X,
+        torch.tensor(Y, dtype=torch.float32, device=ctx.device),
+        lr=cfg["lr"],
+        steps=cfg["steps"],
+        alpha=alpha,
+        last_layer_only=last_layer_only,
+        num_threads=1 if str(ctx.device).startswith("cpu") else None,
+    )
+    return res
+
+
+def _accuracy(outputs: torch.Tensor, labels: np.ndarray) -> np.ndarray:
+    lab = torch.as_tensor(labels, device=outputs.device)
+    return (outputs.argmax(-1) == lab).float().mean(-1).cpu().numpy()
+
+
+def _fmt(mean, se):
+    return [f"{m:.4f} ± {s:.4f}" for m, s in zip(mean, se, strict=True)]
+
+
+@register_case(
+    "richness/target-scale",
+    description="D_LR rises with the target downscale α (y -> y/α makes training lazier; "
+    "seed 004 Table 2) for ReLU MLP ensembles on Fashion-MNIST (digits fallback)",
+)
+def case_target_scale(ctx: CaseContext) -> CaseOutcome:
+    cfg = dict(_CONFIG[ctx.size])
+    data, X, Xte, Y, cfg, data_note = _data(ctx, cfg)
+    alphas = (0.25, 1.0, 4.0) if ctx.size == "quick" else (0.1, 0.25, 1.0, 4.0, 16.0)
+    K, S = len(alphas), cfg["seeds"]
+    alpha_t = torch.tensor(alphas * S, dtype=torch.float32, device=ctx.device)
+    res = _train(ctx, cfg, X, Y, alpha=alpha_t, last_layer_only=False, repeats=K, offset=11)
+    feats, outs = mlp_forward(res.params, X)
+    D = dlr(feats, outs).reshape(S, K)  # member index = seed * K + alpha index
+    fte, ote = mlp_forward(res.params, Xte)
+    D_test = dlr(fte, ote).reshape(S, K)
+    acc = _accuracy(outs, data.y_train).reshape(S, K)
+    f0, _ = mlp_forward(res.init_params, X)
+    S_init = s_init(f0, feats).reshape(S, K)
+
+    q = [
+        _one_sided(
+            f"D_LR(α={alphas[-1]:g}) − D_LR(α={alphas[0]:g})",
+            D[:, -1] - D[:, 0],
+            note="Table 2 trend: larger α = lazier = larger D_LR. Paired over seeds (same "
+            f"initialisation for every α), {S} seeds; pass iff the mean difference exceeds "
+            f"{Z_MIN:g} seed-to-seed standard errors.",
+        )
+    ]
+    for j in range(K - 1):
+        q.append(
+            _one_sided(
+                f"D_LR(α={alphas[j + 1]:g}) − D_LR(α={alphas[j]:g})",
+                D[:, j + 1] - D[:, j],
+                note="monotonicity of the Table 2 trend between neighbouring α (paired seeds).",
+            )
+        )
+    q.append(
+        compare(
+            "train accuracy (min over α, seed-averaged)",
+            1.0,
+            float(acc.mean(axis=0).min()),
+            kind="abs",
+            tol=0.02,
+            note="Table 2 compares networks that fit the training set; we require >= 98% train "
+            "accuracy so that D_LR differences are not an artefact of under-fitting.",
+        )
+    )
+
+    sweep = RichnessSweep("target downscale α", np.array(alphas), D.T)
+    figs = [
+        plot_dlr_vs_knob(sweep, ctx.out_dir / "dlr_vs_alpha.png", title="D_LR vs target downscale α").name
+    ]
+    T = one_hot_targets(data.y_train, len(_CLASSES))
+    groups = [eigen_curves(feats[j::K], T, outs[j::K]) for j in (0, K - 1)]
+    figs.append(
+        plot_eigen_curves(
+            groups,
+            ctx.out_dir / "eigen_alpha.png",
+            labels=[f"α={alphas[0]:g}", f"α={alphas[-1]:g}"],
+            d_lr=[float(D[:, 0].mean()), float(D[:, -1].mean())],
+            max_k=cfg["width"],
+            title="Eigen-visualisation (seed 004 eq. 5), mean and range over seeds",
+        ).name
+    )
+    se = lambda M: M.std(axis=0, ddof=1) / math.sqrt(S)  # noqa: E731
+    params = dict(
+        dataset=data.name,
+        n_train=int(X.shape[0]),
+        classes=list(_CLASSES),
+        image_shape=list(data.image_shape),
+        preprocessing=data.preprocessing,
+        alphas=list(alphas),
+        seeds=S,
+        width=cfg["width"],
+        depth=cfg["depth"],
+        lr=cfg["lr"],
+        steps=cfg["steps"],
+        parametrisation="NTK, antisymmetric zero-output init, full-batch GD, MSE on y/α",
+        d_lr_train=_fmt(D.mean(0), se(D)),
+        d_lr_test=_fmt(D_test.mean(0), se(D_test)),
+        s_init=_fmt(S_init.mean(0), se(S_init)),
+        train_accuracy=acc.mean(0).round(4).tolist(),
+        d_eff_alpha_min_max=[round(float(np.mean(g.d_eff)), 3) for g in groups],
+        diverged=int(res.diverged.sum()),
+    )
+    return CaseOutcome(q, figs, params, data_note + " D_LR on the training inputs (n > width).")
+
+
+@register_case(
+    "richness/last-layer-vs-full",
+    description="last-layer-only training (lazy) has higher D_LR than full backprop (rich) "
+    "from the same initialisation (seed 004 Table 3, Fig. 16)",
+)
+def case_last_layer_vs_full(ctx: CaseContext) -> CaseOutcome:
+    cfg = dict(_CONFIG[ctx.size])
+    data, X, Xte, Y, cfg, data_note = _data(ctx, cfg)
+    S, alpha = cfg["seeds"], 0.25
+    ll = torch.tensor([False, True] * S, device=ctx.device)
+    res = _train(ctx, cfg, X, Y, alpha=alpha, last_layer_only=ll, repeats=2, offset=23)
+    feats, outs = mlp_forward(res.params, X)
+    f0, _ = mlp_forward(res.init_params, X)
+    D = dlr(feats, outs).reshape(S, 2)  # column 0 = full backprop, 1 = last layer only
+    Si = s_init(f0, feats).reshape(S, 2)
+    acc = _accuracy(outs, data.y_train).reshape(S, 2)
+    nc = nc1(feats, data.y_train).reshape(S, 2)
+    q = [
+        _one_sided(
+            "D_LR(last layer only) − D_LR(full backprop)",
+            D[:, 1] - D[:, 0],
+            note=f"Table 3 trend (lazy last-layer training vs rich full backprop); paired over "
+            f"{S} seeds with identical initialisations, α={alpha:g} for both; pass iff the mean "
+            f"exceeds {Z_MIN:g} standard errors.",
+        ),
+        compare(
+            "S_init(last layer only) (frozen features)",
+            1.0,
+            float(Si[:, 1].min()),
+            kind="abs",
+            tol=1e-6,
+            note="exact: hidden layers frozen, so the feature kernel is the initial one; float32 "
+            "forward passes give ~1e-7 round-off.",
+        ),
+    ]
+    T = one_hot_targets(data.y_train, len(_CLASSES))
+    eig_full = nystrom_eigen(feats[0::2])
+    groups = [
+        eigen_curves(feats[0::2], T, outs[0::2], eig=eig_full),
+        eigen_curves(feats[1::2], T, outs[1::2]),
+    ]
+    fig = plot_eigen_curves(
+        groups,
+        ctx.out_dir / "eigen_last_layer_vs_full.png",
+        labels=["full backprop", "last layer only"],
+        d_lr=[float(D[:, 0].mean()), float(D[:, 1].mean())],
+        max_k=cfg["width"],
+        title="Full backprop vs last-layer-only training (mean and range over seeds)",
+    ).name
+    se = lambda M: M.std(axis=0, ddof=1) / math.sqrt(S)  # noqa: E731
+    params = dict(
+        dataset=data.name,
+        n_train=int(X.shape[0]),
+        alpha=alpha,
+        seeds=S,
+        width=cfg["width"],
+        depth=cfg["depth"],
+        lr=cfg["lr"],
+        steps=cfg["steps"],
+        d_lr=dict(zip(("full", "last_layer_only"), _fmt(D.mean(0), se(D)), strict=True)),
+        s_init=dict(zip(("full", "last_layer_only"), _fmt(Si.mean(0), se(Si)), strict=True)),
+        nc1_ridge_1em4=dict(zip(("full", "last_layer_only"), [f"{v:.4g}" for v in nc.mean(0)], strict=True)),
+        train_accuracy=dict(zip(("full", "last_layer_only"), acc.mean(0).round(4).tolist(), strict=True)),
+        d_eff=dict(
+            full=round(float(np.mean(groups[0].d_eff)), 3),
+            last_layer_only=round(float(np.mean(groups[1].d_eff)), 3),
+        ),
+        diverged=int(res.diverged.sum()),
+    )
+    note = (
+        data_note + " D_LR on the training inputs. Both arms start from the antisymmetric zero-output "
+        "initialisation, whose last hidden layer consists of identical pairs: the frozen arm therefore "
+        "has width/2 distinct features (rank width/2 in panel iii)."
+    )
+    return CaseOutcome(q, [fig], params, note)
+
+
+# ----------------------------------------------------------------------------- MP operators
+
+
+def _mp_features(rng, n_per_class: int, C: int, p: int, a1: float, a2: float):
+    """Features whose kernel operator is exactly T_MP = a1 |1><1| + a2 P_Ĥ (Definition 1) for
+    indicator learned functions f̂_i = 1[x in A_i] under the empirical measure of n = C m points:
+    Φ = [sqrt(a1) 1, sqrt(a2 C) Y] R^T with R (p x (C+1)) orthonormal columns, so that
+    (1/n) Φ Φ^T = a1 11^T/n + a2 (C/n) Y Y^T = a1 |1><1| + a2 P_Ĥ."""
+    labels = np.repeat(np.arange(C), n_per_class)
+    Y = np.eye(C)[labels]
+    base = np.hstack([math.sqrt(a1) * np.ones((labels.size, 1)), math.sqrt(a2 * C) * Y])
+    R, _ = np.linalg.qr(rng.standard_normal((p, C + 1)))
+    return base @ R.T, labels, Y
+
+
+def _slope(x, y) -> float:
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+@register_case(
+    "richness/nc-min-projection",
+    description="constructed minimum-projection operators satisfy NC1 and NC2 (seed 004 "
+    "Props. 1-2, eq. 56) and have D_LR = 0, D_eff = C; near-MP scaling laws",
+)
+def case_nc_min_projection(ctx: CaseContext) -> CaseOutcome:
+    rng = np.random.default_rng(ctx.seed)
+    shapes = (
+        [(3, 20, 8), (5, 12, 16), (10, 8, 40)]
+        if ctx.size == "quick"
+        else [(3, 200, 8), (10, 100, 64), (100, 30, 512)]
+    )
+    worst = dict(nc1=0.0, nc1_ridge=0.0, nc2=0.0, gram=0.0, dlr=0.0, dlr_w=0.0, deff=0.0, pihat=0.0)
+    for C, m, p in shapes:
+        for _ in range(4):
+            a1, a2 = rng.uniform(0.1, 3.0, size=2)
+            Phi, lab, Y = _mp_features(rng, m, C, p, a1, a2)
+            worst["nc1"] = max(worst["nc1"], abs(nc1(Phi, lab, ridge=0.0)))
+            worst["nc1_ridge"] = max(worst["nc1_ridge"], abs(nc1(Phi, lab)))
+            nc2 = nc2_etf(Phi, lab)
+            worst["nc2"] = max(worst["nc2"], float(nc2.max_cosine_deviation[0]))
+            expect = C * a2 * (np.eye(C) - 1.0 / C)  # eq. (56)
+            worst["gram"] = max(worst["gram"], float(np.abs(nc2.gram[0] - expect).max() / (C * a2)))
+            worst["dlr"] = max(worst["dlr"], abs(dlr(Phi, Y)))
+            worst["dlr_w"] = max(
+                worst["dlr_w"], abs(dlr(Phi, Y @ rng.standard_normal((C, C)), whiten_outputs=True))
+            )
+            curves = eigen_curves(Phi, Y, Y)
+            worst["deff"] = max(worst["deff"], abs(float(curves.d_eff[0]) - C) / C)
+            worst["pihat"] = max(worst["pihat"], abs(float(curves.learned_power[0, C - 1]) - 1))
+    tol_note = "exact identity; tolerance = float64 round-off of O(n p) sums"
+    q = [
+        compare(
+            "max NC1 = Tr(Σ_b^+ Σ_W), Moore-Penrose (Prop. 1)",
+            0.0,
+            worst["nc1"],
+            kind="abs",
+            tol=1e-10,
+            note=tol_note,
+        ),
+        compare(
+            "max NC1 with ridge 1e-4 (App. H.2)",
+            0.0,
+            worst["nc1_ridge"],
+            kind="abs",
+            tol=1e-8,
+            note=tol_note + "; ridge weights null-space round-off by 1e4",
+        ),
+        compare(
+            "max |cos(μ_i-μ̄, μ_j-μ̄) - (Cδ_ij-1)/(C-1)| (Prop. 2, eq. 27)",
+            0.0,
+            worst["nc2"],
+            kind="abs",
+            tol=1e-10,
+            note=tol_note,
+        ),
+        compare(
+            "max |G_ij - C a2 (δ_ij - 1/C)| / (C a2) (eq. 56)",
+            0.0,
+            worst["gram"],
+            kind="abs",
+            tol=1e-10,
+            note=tol_note,
+        ),
+        compare(
+            "max D_LR of T_MP (outputs = indicators, App. E.1 form)",
+            0.0,
+            worst["dlr"],
+            kind="abs",
+            tol=1e-10,
+            note=tol_note,
+        ),
+        compare(
+            "max D_LR of T_MP (mixed outputs, whitened = Definition 1)",
+            0.0,
+            worst["dlr_w"],
+            kind="abs",
+            tol=1e-10,
+            note=tol_note,
+        ),
+        compare(
+            "max |D_eff - C| / C (eq. 9: constant mode + C-1 equal eigenvalues)",
+            0.0,
+            worst["deff"],
+            kind="abs",
+            tol=1e-8,
+            note=tol_note,
+        ),
+        compare(
+            "max |Π̂(C) - 1| (eq. 5: first C eigenfunctions span Ĥ)",
+            0.0,
+            worst["pihat"],
+            kind="abs",
+            tol=1e-8,
+            note=tol_note,
+        ),
+    ]
+    # Near-MP: Φ_ε = Φ_MP + ε G. Derived here (not in the paper): Σ_W = ε² Σ_W(G) exactly and
+    # Σ_b = Σ_b(MP) + O(ε), so NC1 ∝ ε²; c(ΦΦ^T) tilts away from c(T_MP) by an angle O(ε), so
+    # D_LR = 1 - cos(angle) ∝ ε²; class means move by O(ε), so the NC2 deviation ∝ ε.
+    C, m, p = shapes[1]
+    Phi, lab, Y = _mp_features(rng, m, C, p, 1.0, 1.0)
+    G = rng.standard_normal(Phi.shape)
+    eps = np.logspace(-4, -2, 5)
+    stacked = np.stack([Phi + e * G for e in eps])
+    y_nc1 = nc1(stacked, lab, ridge=0.0)
+    y_dlr = dlr(stacked, np.broadcast_to(Y, (eps.size,) + Y.shape))
+    y_nc2 = nc2_etf(stacked, lab).max_cosine_deviation
+    slope_note = "log-log slope over ε in [1e-4, 1e-2]; O(ε) relative corrections move it by < 0.02"
+    q += [
+        compare(
+            "slope d log NC1 / d log ε (near-MP)",
+            2.0,
+            _slope(eps, y_nc1),
+            kind="abs",
+            tol=0.05,
+            note=slope_note,
+        ),
+        compare(
+            "slope d log D_LR / d log ε (near-MP)",
+            2.0,
+            _slope(eps, y_dlr),
+            kind="abs",
+            tol=0.05,
+            note=slope_note,
+        ),
+        compare(
+            "slope d log NC2-deviation / d log ε (near-MP)",
+            1.0,
+            _slope(eps, y_nc2),
+            kind="abs",
+            tol=0.05,
+            note=slope_note,
+        ),
+    ]
+    params = dict(
+        shapes_C_m_p=[list(s) for s in shapes],
+        instances_per_shape=4,
+        near_mp=dict(
+            C=C, m=m, p=p, eps=eps.tolist(), nc1=y_nc1.tolist(), d_lr=y_dlr.tolist(), nc2_dev=y_nc2.tolist()
+        ),
+        worst=worst,
+    )
+    return CaseOutcome(q, [], params, "Constructed operators; no training involved.")

@@ -1,0 +1,198 @@
+"""The ``richlazy`` command line: a thin layer over library functions.
+
+    richlazy validate [--suite quick|full] [--only GLOB] [--device auto|cpu|cuda] [--out DIR]
+                      [--seed N] [--threads N] [--quiet]
+    richlazy list
+    richlazy info
+    richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S]
+    richlazy tables [--format md|latex|csv|json] [--model GLOB]
+
+Exit codes: 0 success, 1 a selected validation case failed, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import platform
+import sys
+
+__all__ = ["main", "build_parser"]
+
+# Benchmarks: name -> (module, run function, format function). Modules that are not present in
+# this installation are reported as unavailable instead of failing.
+BENCHMARKS = {
+    "sampler": ("richlazy.validate.benchmarks._sampler", "bench_sampler", "format_bench_sampler"),
+    "coding": ("richlazy.validate.benchmarks._coding", "bench_coding", "format_bench_coding"),
+    "richness": ("richlazy.validate.benchmarks._richness", "bench_dlr", "format_bench_dlr"),
+    "ldt": ("richlazy.validate.benchmarks._ldt", "bench_ldt", "format_bench_ldt"),
+    "ldt-sampler": ("richlazy.validate.benchmarks._ldt", "bench_ldt_sampler", "format_bench_ldt_sampler"),
+    "equality": ("richlazy.validate.benchmarks._equality", "bench_equality", "format_bench_equality"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit code 2 with a one-line reason
+        self.print_usage(sys.stderr)
+        print(f"richlazy: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="richlazy", description="Theory of rich vs lazy learning: validation, "
+                "benchmarks and scaling tables.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    v = sub.add_parser("validate", help="run theory-vs-simulation cases and write a report folder")
+    v.add_argument("--suite", choices=("quick", "full"), default="quick",
+                   help="quick: minutes on a CPU; full: paper sizes, meant for a GPU (default quick)")
+    v.add_argument("--only", metavar="GLOB", default=None,
+                   help="run only cases whose name matches this glob, e.g. 'coding/*'")
+    v.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="torch device for the simulations (auto = CUDA when available)")
+    v.add_argument("--out", metavar="DIR", default="richlazy-report",
+                   help="report folder (report.json, report.md, figures/; default richlazy-report)")
+    v.add_argument("--seed", type=int, default=0, help="base seed of every case (default 0)")
+    v.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="torch threads per case on the CPU (default 1; the quick cases use small "
+                        "tensors, where more threads rarely help)")
+    v.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    sub.add_parser("list", help="list validation cases: name, suites, paper")
+    sub.add_parser("info", help="versions, device and threads")
+
+    b = sub.add_parser("bench", help="benchmarks with ratios measured in one run")
+    b.add_argument("--only", metavar="NAMES", default=None,
+                   help=f"comma-separated subset of {','.join(BENCHMARKS)} (default: all available)")
+    b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    b.add_argument("--min-time", type=float, default=1.0, metavar="S",
+                   help="minimum seconds per timed measurement (default 1.0)")
+
+    t = sub.add_parser("tables", help="analytic scaling tables (seed 002)")
+    t.add_argument("--format", choices=("md", "latex", "csv", "json"), default="md")
+    t.add_argument("--model", metavar="GLOB", default=None, help="only models matching this glob")
+    return p
+
+
+def _cmd_validate(args) -> int:
+    from ._runner import run_suite
+
+    if args.seed < 0:
+        print(f"richlazy: error: --seed must be >= 0, got {args.seed}", file=sys.stderr)
+        return 2
+    if args.threads < 1:
+        print(f"richlazy: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)
+        return 2
+
+    def start(spec):
+        if not args.quiet:
+            print(f"[richlazy] {spec.name} ...", file=sys.stderr, flush=True)
+
+    def end(res):
+        mark = "PASS" if res.passed else "FAIL"
+        nq = len(res.quantities)
+        npass = sum(q.passed for q in res.quantities)
+        print(f"{mark}  {res.name}  ({npass}/{nq} quantities, {res.seconds:.1f} s)", flush=True)
+        if res.error:
+            print(res.error.rstrip().splitlines()[-1], flush=True)
+
+    try:
+        report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
+                           seed=args.seed, progress=not args.quiet, on_case_start=start,
+                           on_case_end=end, threads=args.threads)
+    except ValueError as exc:
+        print(f"richlazy: error: {exc}", file=sys.stderr)
+        return 2
+    n = len(report.cases)
+    k = sum(c.passed for c in report.cases)
+    print(f"{k} of {n} cases passed; report written to {args.out}/report.md and report.json")
+    return 0 if report.passed else 1
+
+
+def _cmd_list(args) -> int:
+    from ._registry import all_cases
+
+    for name, spec in all_cases().items():
+        print(f"{name}\t{','.join(spec.suites)}\t{spec.paper}")
+    return 0
+
+
+def _cmd_info(args) -> int:
+    import numba
+    import numpy
+    import scipy
+    import sympy
+    import torch
+
+    from ._runner import _version
+
+    print(f"richlazy {_version()}")
+    print(f"python {platform.python_version()} ({platform.platform()})")
+    for mod in (numpy, scipy, sympy, numba, torch):
+        print(f"{mod.__name__} {mod.__version__}")
+    cuda = torch.cuda.is_available()
+    print(f"cuda available: {cuda}" + (f" ({torch.cuda.get_device_name(0)})" if cuda else ""))
+    print(f"default device (auto): {'cuda' if cuda else 'cpu'}")
+    print(f"torch threads: {torch.get_num_threads()} (interop {torch.get_num_interop_threads()})")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    names = list(BENCHMARKS) if args.only is None else [s.strip() for s in args.only.split(",") if s.strip()]
+    bad = [n for n in names if n not in BENCHMARKS]
+    if bad or not names:
+        print(f"richlazy: error: --only must name benchmarks from {','.join(BENCHMARKS)}, got "
+              f"{args.only!r}", file=sys.stderr)
+        return 2
+    if args.min_time <= 0:
+        print(f"richlazy: error: --min-time must be > 0, got {args.min_time}", file=sys.stderr)
+        return 2
+    for name in names:
+        mod_name, run_name, fmt_name = BENCHMARKS[name]
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod_name:
+                raise
+            print(f"{name}: not available in this installation")
+            continue
+        run = getattr(mod, run_name)
+        kwargs = {}
+        code = run.__code__
+        params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        if "device" in params:
+            kwargs["device"] = args.device
+        if "min_time" in params:
+            kwargs["min_time"] = args.min_time
+        print(getattr(mod, fmt_name)(run(**kwargs)), flush=True)
+    return 0
+
+
+def _cmd_tables(args) -> int:
+    try:
+        from richlazy.theory.ldt._tables import scaling_tables
+        from richlazy.validate.rendering._tables import render_tables
+    except ModuleNotFoundError:
+        print("richlazy: error: scaling tables are not available in this installation", file=sys.stderr)
+        return 2
+    try:
+        rows = scaling_tables(model=args.model)
+    except ValueError as exc:
+        print(f"richlazy: error: {exc}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"richlazy: error: no table row matches --model {args.model!r}", file=sys.stderr)
+        return 2
+    print(render_tables(rows, args.format))
+    return 0
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = {"validate": _cmd_validate, "list": _cmd_list, "info": _cmd_info,
+               "bench": _cmd_bench, "tables": _cmd_tables}[args.command]
+    return handler(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

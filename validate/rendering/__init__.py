@@ -1,0 +1,2 @@
+"""Rendering: Markdown/JSON reports, figures and scaling-table text. Computation lives elsewhere.
+"""
