@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .checks import as_generator, check_seed
+
 __all__ = ["resolve_device", "resolve_dtype", "make_generator"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -41,8 +43,4 @@ def resolve_dtype(dtype) -> torch.dtype:
 
 def make_generator(seed: int, device: torch.device) -> torch.Generator:
     """A fresh ``torch.Generator`` on ``device`` seeded with ``seed`` (never global RNG)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    g = torch.Generator(device=device)
-    g.manual_seed(seed)
-    return g
+    return as_generator(check_seed(seed), device)

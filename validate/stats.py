@@ -7,6 +7,8 @@ chains (any trailing shape). They are pure numpy and never print.
   contiguous batches; the E * n_batches batch means are treated as (nearly) independent, so the
   standard error of the grand mean is ``std(batch means) / sqrt(E * n_batches)``. Valid when a
   batch is much longer than the autocorrelation time (check with :func:`effective_sample_size`).
+* :func:`mean_se` - mean and standard error across independent replicas (seeds, ensemble members,
+  independent chains): ``std(ddof=1) / sqrt(n)`` along one axis.
 * :func:`effective_sample_size` - Geyer's initial-positive-sequence estimate from the
   chain-averaged autocorrelation function (Geyer 1992, Stat. Sci. 7, 473).
 """
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "batch_means", "effective_sample_size", "estimate"]
+__all__ = ["Estimate", "batch_means", "effective_sample_size", "estimate", "mean_se"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +84,20 @@ def estimate(samples, *, n_batches: int = 8) -> Estimate:
     """Mean, batch-means standard error and effective sample size of ``samples`` (S, E, ...)."""
     mean, se = batch_means(samples, n_batches=n_batches)
     return Estimate(mean, se, effective_sample_size(samples))
+
+
+def mean_se(x, axis: int = -1):
+    """Mean and standard error of the mean across independent replicas along ``axis``.
+
+    ``se = std(x, ddof=1) / sqrt(n)`` with ``n = x.shape[axis] >= 2``. For autocorrelated samples
+    of a chain use :func:`batch_means` instead. Returns numpy arrays (0-d for 1-D input).
+    """
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one axis of replicas, got a scalar")
+    n = x.shape[axis]
+    if n < 2:
+        raise ValueError(f"need at least 2 replicas along axis {axis} for a standard error, got {n}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or inf")
+    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(n)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import (
+from ..checks import (
     as_float_array,
     as_float_matrix,
     check_int,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .._checks import as_float_matrix, check_int, check_nonneg_float, check_pos_float
 from .._results import SolverStatus, raise_if_failed
+from ..checks import as_float_matrix, check_int, check_nonneg_float, check_pos_float
 
 __all__ = [
     "input_kernel",

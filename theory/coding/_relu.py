@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
-from .._checks import as_float_array, as_float_matrix, check_int, check_pos_float
 from .._results import SolverStatus, raise_if_failed
+from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float
 from ..kernels._tilted import tilted_density
 from ._sigmoid import _check_labels, _check_toy_problem, _newton_lstsq, _ToyNeuron
 

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import linalg, optimize, special
 
-from .._checks import as_float_array, as_float_matrix, check_int, check_pos_float
 from .._results import SolverStatus, raise_if_failed
+from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float
 from ..kernels._tilted import _check_tilted_activation, _moments_flat, _saddle_flat, tilted_density
 
 __all__ = [

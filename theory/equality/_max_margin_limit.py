@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_int
+from ..checks import check_int
 
 __all__ = ["MaxMarginAccuracy", "SymmetricMaxMargin", "sd_max_margin_accuracy",
            "sd_symmetric_max_margin"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, linalg, special
 
-from .._checks import check_int
+from ..checks import check_int
 
 __all__ = [
     "KernelAccuracy",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .._checks import check_int
+from ..checks import check_int
 
 __all__ = [
     "EQ3_READOUT_RATIO",

@@ -52,7 +52,7 @@ import numba
 import numpy as np
 from scipy import integrate, special
 
-from .._checks import as_float_array
+from ..checks import as_float_array
 from ._gauss import _check_n_nodes
 
 __all__ = [

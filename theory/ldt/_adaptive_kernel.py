@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from .._checks import as_float_array, check_int, check_pos_float
 from .._results import SolverStatus, raise_if_failed
+from ..checks import as_float_array, check_int, check_pos_float
 from ._erf import _make_problem, _tail_fraction, ldt_two_layer_erf, outlier_threshold
 
 __all__ = ["AKResult", "ak_two_layer_erf", "ak_sample_complexity"]

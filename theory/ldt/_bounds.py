@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate
 
-from .._checks import as_float_array, check_int, check_pos_float
 from .._results import SolverStatus, raise_if_failed
+from ..checks import as_float_array, check_int, check_pos_float
 
 __all__ = [
     "ChernoffResult",

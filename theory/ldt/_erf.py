@@ -62,8 +62,8 @@ import numba
 import numpy as np
 from scipy import optimize, special
 
-from .._checks import as_float_array, check_int, check_pos_float
 from .._results import SolverStatus, raise_if_failed
+from ..checks import as_float_array, check_int, check_pos_float
 
 __all__ = [
     "LDTResult",

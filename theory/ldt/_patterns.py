@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, special
 
-from .._checks import as_float_array, as_float_matrix, check_int, check_pos_float
+from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float
 from ._erf import _make_problem, erf_derivative_gaussian_mean
 
 __all__ = [

@@ -13,10 +13,12 @@ import statistics
 import time
 
 import numpy as np
-from richlazy.theory._checks import check_int, check_pos_float
+from richlazy.theory.checks import check_int, check_pos_float
 from richlazy.theory.coding._relu import solve_relu_toy
 from richlazy.theory.coding._sigmoid import solve_sigmoid_general, solve_sigmoid_toy, toy_class_targets
 from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
+
+from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_coding", "format_bench_coding"]
 
@@ -111,3 +113,13 @@ def format_bench_coding(d: dict) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     print(format_bench_coding(bench_coding()))
+
+
+
+@register_benchmark('coding', devices=("cpu",),
+                    description=(
+        "coding-scheme theory: tilted integrals (numba vs quadrature), sigmoid and ReLU solves"
+    ))
+def _run_coding(*, device: str, min_time: float) -> BenchResult:
+    res = bench_coding(min_time=min_time)
+    return BenchResult('coding', res, format_bench_coding(res))

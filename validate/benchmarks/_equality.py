@@ -19,6 +19,8 @@ from richlazy.simulate.models._gamma_mlp import init_gamma_mlp, train_gamma_mlp
 from richlazy.simulate.tasks._same_different import sd_symbols, sd_test_batch, sd_train_batch
 from richlazy.theory.equality._bayes import llr_memorising
 
+from ._registry import BenchResult, register_benchmark
+
 __all__ = ["bench_equality", "format_bench_equality"]
 
 
@@ -138,3 +140,13 @@ def format_bench_equality(d: dict) -> str:
         f"    vectorised {b['t_vectorised_s']:.4f} s   loop {b['t_loop_s']:.3f} s   "
         f"speed-up {b['speedup']:.0f}x   (max |ΔΛ| {b['max_abs_llr_difference']:.1e})",
     ])
+
+
+
+@register_benchmark('equality', devices=("cpu", "cuda"),
+                    description=(
+        "batched gamma-MLP ensemble vs a loop; vectorised Bayes classifiers"
+    ))
+def _run_equality(*, device: str, min_time: float) -> BenchResult:
+    res = bench_equality(device=device)
+    return BenchResult('equality', res, format_bench_equality(res))

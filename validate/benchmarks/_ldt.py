@@ -14,8 +14,8 @@ import statistics
 import time
 
 import numpy as np
-from richlazy.theory import _scaling_tables
-from richlazy.theory._checks import check_int, check_pos_float
+from richlazy.theory.ldt import _tables as _scaling_tables
+from richlazy.theory.checks import check_int, check_pos_float
 from richlazy.theory.ldt._erf import (
     _make_problem,
     erf_hermite_coefficient_sq,
@@ -25,6 +25,8 @@ from richlazy.theory.ldt._erf import (
 from richlazy.validate.rendering._tables import render_tables
 from scipy import optimize
 from scipy.special import logsumexp
+
+from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_ldt", "format_bench_ldt", "bench_ldt_sampler", "format_bench_ldt_sampler"]
 
@@ -219,3 +221,20 @@ def format_bench_ldt_sampler(r: dict) -> str:
         f"{r['chain_steps_per_s']:.0f} chain-steps/s; the two gradient matmuls alone "
         f"{1e3 * r['matmul_s']:.3f} ms -> step/matmul x{r['step_over_matmul']:.1f}"
     )
+
+
+
+@register_benchmark('ldt', devices=("cpu",),
+                    description=(
+        "exact LDT energy: numba vs NumPy reference, mpmath check, SymPy tables"
+    ))
+def _run_ldt(*, device: str, min_time: float) -> BenchResult:
+    res = bench_ldt()
+    return BenchResult('ldt', res, format_bench_ldt(res))
+
+
+@register_benchmark('ldt-sampler', devices=("cpu", "cuda"),
+                    description='two-layer erf posterior sampler throughput')
+def _run_ldt_sampler(*, device: str, min_time: float) -> BenchResult:
+    res = bench_ldt_sampler(device=device)
+    return BenchResult('ldt-sampler', res, format_bench_ldt_sampler(res))

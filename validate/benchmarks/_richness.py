@@ -17,6 +17,7 @@ import tracemalloc
 import numpy as np
 
 from ..richness._measures import dlr
+from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_dlr", "format_bench_dlr"]
 
@@ -138,3 +139,11 @@ def format_bench_dlr(result: dict) -> str:
         f"  memory method: {r['memory_method']}",
     ]
     return "\n".join(lines)
+
+
+
+@register_benchmark('richness', devices=("cpu",),
+                    description='D_LR at scale: blocked vs naive, time and peak memory')
+def _run_richness(*, device: str, min_time: float) -> BenchResult:
+    res = bench_dlr()
+    return BenchResult('richness', res, format_bench_dlr(res))

@@ -29,6 +29,8 @@ from richlazy.simulate import (
     resolve_device,
 )
 
+from ._registry import BenchResult, register_benchmark
+
 __all__ = ["bench_sampler", "format_bench_sampler"]
 
 
@@ -189,3 +191,13 @@ def format_bench_sampler(res: dict) -> str:
             f"{r['projected_step_ms']:.3f} ms -> {r['projected_speedup_vs_autograd_loop']:.1f}x"
         )
     return "\n".join(lines)
+
+
+
+@register_benchmark('sampler', devices=("cpu", "cuda"),
+                    description=(
+        "Langevin step vs a bare-matmul roofline; batched ensemble vs a loop of single nets"
+    ))
+def _run_sampler(*, device: str, min_time: float) -> BenchResult:
+    res = bench_sampler(device=device, min_time=min_time)
+    return BenchResult('sampler', res, format_bench_sampler(res))

@@ -13,23 +13,10 @@ Exit codes: 0 success, 1 a selected validation case failed, 2 bad arguments.
 from __future__ import annotations
 
 import argparse
-import importlib
 import platform
 import sys
 
 __all__ = ["main", "build_parser"]
-
-# Benchmarks: name -> (module, run function, format function). Modules that are not present in
-# this installation are reported as unavailable instead of failing.
-BENCHMARKS = {
-    "sampler": ("richlazy.validate.benchmarks._sampler", "bench_sampler", "format_bench_sampler"),
-    "coding": ("richlazy.validate.benchmarks._coding", "bench_coding", "format_bench_coding"),
-    "richness": ("richlazy.validate.benchmarks._richness", "bench_dlr", "format_bench_dlr"),
-    "ldt": ("richlazy.validate.benchmarks._ldt", "bench_ldt", "format_bench_ldt"),
-    "ldt-sampler": ("richlazy.validate.benchmarks._ldt", "bench_ldt_sampler", "format_bench_ldt_sampler"),
-    "equality": ("richlazy.validate.benchmarks._equality", "bench_equality", "format_bench_equality"),
-}
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # exit code 2 with a one-line reason
@@ -63,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks with ratios measured in one run")
     b.add_argument("--only", metavar="NAMES", default=None,
-                   help=f"comma-separated subset of {','.join(BENCHMARKS)} (default: all available)")
+                   help="comma-separated subset of sampler,coding,richness,ldt,ldt-sampler,equality "
+                        "(default: all)")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--min-time", type=float, default=1.0, metavar="S",
                    help="minimum seconds per timed measurement (default 1.0)")
@@ -76,13 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_validate(args) -> int:
     from ._runner import run_suite
-
-    if args.seed < 0:
-        print(f"richlazy: error: --seed must be >= 0, got {args.seed}", file=sys.stderr)
-        return 2
-    if args.threads < 1:
-        print(f"richlazy: error: --threads must be >= 1, got {args.threads}", file=sys.stderr)
-        return 2
 
     def start(spec):
         if not args.quiet:
@@ -138,43 +119,30 @@ def _cmd_info(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    names = list(BENCHMARKS) if args.only is None else [s.strip() for s in args.only.split(",") if s.strip()]
-    bad = [n for n in names if n not in BENCHMARKS]
+    from ..benchmarks._registry import benchmarks, run_benchmark
+
+    specs = benchmarks()
+    names = list(specs) if args.only is None else [s.strip() for s in args.only.split(",") if s.strip()]
+    bad = [n for n in names if n not in specs]
     if bad or not names:
-        print(f"richlazy: error: --only must name benchmarks from {','.join(BENCHMARKS)}, got "
+        print(f"richlazy: error: --only must name benchmarks from {','.join(specs)}, got "
               f"{args.only!r}", file=sys.stderr)
         return 2
-    if args.min_time <= 0:
-        print(f"richlazy: error: --min-time must be > 0, got {args.min_time}", file=sys.stderr)
-        return 2
     for name in names:
-        mod_name, run_name, fmt_name = BENCHMARKS[name]
         try:
-            mod = importlib.import_module(mod_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod_name:
-                raise
-            print(f"{name}: not available in this installation")
-            continue
-        run = getattr(mod, run_name)
-        kwargs = {}
-        code = run.__code__
-        params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-        if "device" in params:
-            kwargs["device"] = args.device
-        if "min_time" in params:
-            kwargs["min_time"] = args.min_time
-        print(getattr(mod, fmt_name)(run(**kwargs)), flush=True)
+            res = run_benchmark(name, device=args.device, min_time=args.min_time)
+        except ValueError as exc:
+            print(f"richlazy: error: {exc}", file=sys.stderr)
+            return 2
+        print(res.text, flush=True)
     return 0
 
 
 def _cmd_tables(args) -> int:
-    try:
-        from richlazy.theory.ldt._tables import scaling_tables
-        from richlazy.validate.rendering._tables import render_tables
-    except ModuleNotFoundError:
-        print("richlazy: error: scaling tables are not available in this installation", file=sys.stderr)
-        return 2
+    from richlazy.theory import scaling_tables
+
+    from ..rendering._tables import render_tables
+
     try:
         rows = scaling_tables(model=args.model)
     except ValueError as exc:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import importlib
+import numbers
 import pathlib
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ._compare import Quantity
 
@@ -50,14 +54,24 @@ _CASE_MODULES = (
 
 @dataclass(frozen=True)
 class CaseContext:
-    """What a case gets from the runner.
+    """What a case gets from the runner: its configuration and the services every case needs.
 
     size : {"quick", "full"}  which configuration to run (the suite being run).
     device : str              resolved torch device string ("cpu" or "cuda"/"cuda:0").
-    seed : int                base seed; cases derive all generators from it.
+    seed : int                base seed of the run.
     out_dir : pathlib.Path    folder (exists) for this case's figures and data files.
     checkpoint_dir : pathlib.Path  folder (exists) for resumable checkpoints of long runs.
     progress : bool           whether long loops may show a progress bar (on stderr).
+    name : str                the case's registered name (part of its seed streams).
+    cache : dict              shared by all cases of one run: an expensive simulation that two
+                              cases compare against is computed once (key it by its configuration).
+    figures : list[str]       figure files written through :meth:`figure` (the runner adds them to
+                              the case's outcome).
+
+    Randomness: stream ``k`` of a case is ``SeedSequence([seed, crc32(name), k])``, so streams
+    differ between cases and between ``k`` and never depend on the order cases run in. Use
+    :meth:`generator` for torch, :meth:`rng` for numpy and :meth:`child_seed` for APIs that take
+    an int seed.
     """
 
     size: str
@@ -66,6 +80,44 @@ class CaseContext:
     out_dir: pathlib.Path
     checkpoint_dir: pathlib.Path
     progress: bool = True
+    name: str = ""
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
+    figures: list = field(default_factory=list, compare=False, repr=False)
+
+    def seed_sequence(self, k: int = 0) -> np.random.SeedSequence:
+        """The ``SeedSequence([seed, crc32(name), k])`` behind stream ``k`` of this case."""
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise ValueError(f"k must be a non-negative int, got {k!r}")
+        return np.random.SeedSequence([int(self.seed), zlib.crc32(self.name.encode()), int(k)])
+
+    def child_seed(self, k: int = 0) -> int:
+        """A 63-bit int seed for stream ``k`` (for functions that take ``seed=int``)."""
+        hi, lo = self.seed_sequence(k).generate_state(2, dtype=np.uint32)
+        return (int(hi) << 31) ^ int(lo)
+
+    def rng(self, k: int = 0) -> np.random.Generator:
+        """A numpy Generator on stream ``k``."""
+        return np.random.default_rng(self.seed_sequence(k))
+
+    def generator(self, k: int = 0, device=None):
+        """A ``torch.Generator`` on stream ``k``, on ``device`` (default: the case's device)."""
+        import torch
+
+        g = torch.Generator(device=self.device if device is None else device)
+        g.manual_seed(self.child_seed(k))
+        return g
+
+    @contextlib.contextmanager
+    def figure(self, filename: str, nrows: int = 1, ncols: int = 1, **kw):
+        """Create a figure, yield ``(fig, axes)``, then save it as ``out_dir/filename``, release
+        it and record it in :attr:`figures`. Keyword arguments go to ``new_figure``."""
+        from ..rendering._figures import new_figure, save_figure
+
+        fig, axes = new_figure(nrows, ncols, **kw)
+        yield fig, axes
+        save_figure(fig, self.out_dir / filename)
+        if filename not in self.figures:
+            self.figures.append(filename)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import time
 import traceback
 from collections.abc import Callable
 
+from richlazy.theory.checks import check_int
+
 from ..rendering._report import CaseResult, Report, write_report
 from ._registry import CaseContext, CaseOutcome, case_threads, get_cases
 
@@ -59,15 +61,14 @@ def run_suite(
     cases = get_cases(suite, only)
     if not cases:
         raise ValueError(f"no case of suite {suite!r} matches --only {only!r}; see `richlazy list`")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    seed = check_int("seed", seed, minimum=0)
+    threads = check_int("threads", threads, minimum=1)
     dev = resolve_device_name(device)
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     results: list[CaseResult] = []
+    cache: dict = {}  # shared by the cases of this run (see CaseContext.cache)
     for spec in cases:
         if on_case_start:
             on_case_start(spec)
@@ -76,7 +77,7 @@ def run_suite(
         case_dir.mkdir(parents=True, exist_ok=True)
         ck_dir.mkdir(parents=True, exist_ok=True)
         ctx = CaseContext(size=suite, device=dev, seed=seed, out_dir=case_dir,
-                          checkpoint_dir=ck_dir, progress=progress)
+                          checkpoint_dir=ck_dir, progress=progress, name=spec.name, cache=cache)
         t0 = time.perf_counter()
         error = None
         try:
@@ -88,7 +89,8 @@ def run_suite(
             outcome = CaseOutcome(quantities=[])
             error = traceback.format_exc()
         secs = time.perf_counter() - t0
-        figs = [str((case_dir / f).relative_to(out_dir)) for f in outcome.figures]
+        names = list(outcome.figures) + [f for f in ctx.figures if f not in outcome.figures]
+        figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
         passed = error is None and bool(outcome.quantities) and all(q.passed for q in outcome.quantities)
         res = CaseResult(
             name=spec.name, paper=spec.paper, description=spec.description, passed=passed,

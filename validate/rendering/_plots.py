@@ -1,28 +1,18 @@
-"""Figures for validation reports (matplotlib, Agg backend; functions return the file path)."""
+"""Figures for validation reports (functions return the file path)."""
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
+
+from ._figures import new_figure, save_figure
 
 __all__ = ["kernel_heatmaps", "readout_histograms"]
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def kernel_heatmaps(theory: np.ndarray, sampled: np.ndarray, path, *, title: str = "feature kernel"):
     """Side-by-side heatmaps of a theory kernel, the sampled kernel and their difference."""
-    plt = _plt()
     vmax = float(max(np.abs(theory).max(), np.abs(sampled).max()))
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), constrained_layout=True)
+    fig, axes = new_figure(1, 3, figsize=(12, 3.8))
     for ax, mat, ttl in ((axes[0], theory, "theory"), (axes[1], sampled, "samples")):
         im = ax.imshow(mat, cmap="RdBu_r", vmin=-vmax, vmax=vmax, interpolation="nearest")
         ax.set_title(f"{title}: {ttl}")
@@ -34,19 +24,15 @@ def kernel_heatmaps(theory: np.ndarray, sampled: np.ndarray, path, *, title: str
     im2 = axes[2].imshow(diff, cmap="PuOr", vmin=-dmax, vmax=dmax, interpolation="nearest")
     axes[2].set_title("samples − theory")
     fig.colorbar(im2, ax=axes[2], shrink=0.8)
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def readout_histograms(readouts: np.ndarray, U: np.ndarray, path, *, labels=None):
     """Histogram of each readout component a^r (pooled over neurons and samples) against the
     theoretical marginal N(0, U_rr)."""
-    plt = _plt()
     readouts = np.asarray(readouts).reshape(-1, U.shape[0])
     m = U.shape[0]
-    fig, axes = plt.subplots(1, m, figsize=(3.6 * m, 3.2), constrained_layout=True, squeeze=False)
+    fig, axes = new_figure(1, m, figsize=(3.6 * m, 3.2), squeeze=False)
     for r in range(m):
         ax = axes[0, r]
         a = readouts[:, r]
@@ -60,7 +46,13 @@ def readout_histograms(readouts: np.ndarray, U: np.ndarray, path, *, labels=None
         ax.set_ylabel("density")
         if r == 0:
             ax.legend(frameon=False, fontsize=8)
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
+
+
+def _plt():  # TEMPORARY during the restructuring: cases move to CaseContext.figure
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt

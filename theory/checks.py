@@ -1,0 +1,120 @@
+"""Input checks for :mod:`richlazy.theory` (numpy): run before any numerics.
+
+Every message names the public argument, the value given and what is required. numpy scalars
+are accepted wherever a Python number is (``np.float32(0.02)`` is a real number). The torch twin
+of this module is :mod:`richlazy.simulate.checks`; the two never import each other.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "as_float_array",
+    "as_float_matrix",
+    "as_rng",
+    "check_int",
+    "check_nonneg_float",
+    "check_pos_float",
+    "check_real",
+    "renamed_option",
+]
+
+
+def as_float_array(name: str, x, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
+    """``x`` as a float64 array (torch tensors accepted without importing torch)."""
+    if hasattr(x, "detach"):  # torch tensors from users, without importing torch
+        x = x.detach().cpu().numpy()
+    if np.iscomplexobj(x):
+        raise TypeError(f"{name} must be real, got a complex array")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real numeric array, got {type(x).__name__}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return arr
+
+
+def as_float_matrix(name: str, x, *, allow_1d: bool = False) -> np.ndarray:
+    """``x`` as a non-empty finite 2-D float64 array (a 1-D array as one column if ``allow_1d``)."""
+    arr = as_float_array(name, x)
+    if allow_1d and arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    return arr
+
+
+def check_int(name: str, v, *, minimum: int | None = None) -> int:
+    """``v`` as an int (numpy integers accepted, bools rejected), optionally ``>= minimum``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {v!r} ({type(v).__name__})")
+    v = int(v)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def check_real(name: str, v) -> float:
+    """``v`` as a finite float (numpy scalars accepted, bools and complex rejected)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {v!r} ({type(v).__name__})")
+    v = float(v)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v
+
+
+def check_pos_float(name: str, v) -> float:
+    """``v`` as a finite float ``> 0``."""
+    v = check_real(name, v)
+    if v <= 0:
+        raise ValueError(f"{name} must be > 0, got {v}")
+    return v
+
+
+def check_nonneg_float(name: str, v) -> float:
+    """``v`` as a finite float ``>= 0``."""
+    v = check_real(name, v)
+    if v < 0:
+        raise ValueError(f"{name} must be >= 0, got {v}")
+    return v
+
+
+def as_rng(seed, *, name: str = "seed") -> np.random.Generator:
+    """``seed`` (a non-negative int or a ``numpy.random.Generator``) as a Generator.
+
+    A Generator is returned as given (the caller's stream advances); an int seeds a fresh one.
+    ``None`` is rejected: richlazy never draws from an unseeded or global stream.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name} must be a non-negative int or a numpy.random.Generator, got "
+                        f"{seed!r} ({type(seed).__name__})")
+    if int(seed) < 0:
+        raise ValueError(f"{name} must be >= 0, got {int(seed)}")
+    return np.random.default_rng(int(seed))
+
+
+def renamed_option(new: str, new_value, old: str, old_value, *, default=None, stacklevel: int = 3):
+    """Value of option ``new`` given that ``old`` is its deprecated spelling.
+
+    Passing ``old`` warns with a ``DeprecationWarning`` (kept for one release); passing both
+    raises ``TypeError``. ``default`` is what ``new`` means when neither is given.
+    """
+    if old_value is None:
+        return default if new_value is None else new_value
+    if new_value is not None:
+        raise TypeError(f"pass {new}= only; {old}= is its deprecated spelling")
+    warnings.warn(f"{old}= is deprecated and will be removed in the next release; use {new}=",
+                  DeprecationWarning, stacklevel=stacklevel)
+    return old_value

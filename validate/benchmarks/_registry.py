@@ -1,0 +1,98 @@
+"""Benchmark registry: every benchmark is ``fn(*, device, min_time) -> BenchResult``.
+
+A benchmark measures ratios in one run (against a roofline or a straightforward baseline), so the
+numbers it prints mean something on a noisy, shared machine. Register with
+:func:`register_benchmark`; run by name with :func:`run_benchmark` (it checks the arguments, so
+the CLI does not).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from richlazy.theory.checks import check_pos_float
+
+__all__ = ["BenchResult", "BenchSpec", "benchmarks", "register_benchmark", "run_benchmark"]
+
+# Modules that register benchmarks; imported by benchmarks(). Add new benchmark modules here.
+BENCH_MODULES = (
+    "richlazy.validate.benchmarks._sampler",
+    "richlazy.validate.benchmarks._coding",
+    "richlazy.validate.benchmarks._richness",
+    "richlazy.validate.benchmarks._ldt",
+    "richlazy.validate.benchmarks._equality",
+)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One benchmark's measurements (``data``, JSON-serialisable) and their rendering (``text``)."""
+
+    name: str
+    data: dict = field(repr=False)
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    name: str
+    devices: tuple[str, ...]  # device types it runs on ("cpu", "cuda")
+    description: str
+    fn: Callable[..., BenchResult]
+
+
+_BENCHES: dict[str, BenchSpec] = {}
+
+
+def register_benchmark(name: str, *, description: str, devices: tuple[str, ...] = ("cpu", "cuda")):
+    """Decorator registering ``fn(*, device, min_time) -> BenchResult`` under ``name``.
+
+    ``devices`` lists the device types the benchmark can run on; theory benchmarks are CPU only.
+    """
+    def deco(fn):
+        if name in _BENCHES and _BENCHES[name].fn is not fn:
+            raise ValueError(f"benchmark {name!r} is registered twice")
+        _BENCHES[name] = BenchSpec(name, tuple(devices), description, fn)
+        return fn
+
+    return deco
+
+
+def benchmarks() -> dict[str, BenchSpec]:
+    """All registered benchmarks, in registration order."""
+    for mod in BENCH_MODULES:
+        importlib.import_module(mod)
+    return dict(_BENCHES)
+
+
+def run_benchmark(name: str, *, device: str = "auto", min_time: float = 1.0) -> BenchResult:
+    """Run benchmark ``name`` on ``device`` ("auto": CUDA when present and supported, else CPU).
+
+    Raises ValueError for an unknown name, a non-positive ``min_time``, or a device the benchmark
+    (or this machine) does not support - never a silent fallback to another device.
+    """
+    specs = benchmarks()
+    if name not in specs:
+        raise ValueError(f"benchmark must be one of {','.join(specs)}, got {name!r}")
+    min_time = check_pos_float("min_time", min_time)
+    spec = specs[name]
+    from richlazy.simulate import resolve_device
+
+    if device == "auto":
+        dev = resolve_device("auto")
+        if dev.type not in spec.devices:
+            dev = resolve_device("cpu")
+    else:
+        dev = resolve_device(device)
+        if dev.type not in spec.devices:
+            raise ValueError(f"benchmark {name!r} runs on {'/'.join(spec.devices)} only, got device "
+                             f"{device!r}")
+    res = spec.fn(device=str(dev), min_time=min_time)
+    if not isinstance(res, BenchResult):
+        raise TypeError(f"benchmark {name!r} returned {type(res).__name__}, not BenchResult")
+    return res
