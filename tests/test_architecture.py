@@ -1,0 +1,216 @@
+"""Architecture checks (issue: one restructuring step).
+
+* validate - and the tests of validate - use only the public names of theory and simulate: no
+  import path component and no imported name starting with ``_``, every imported name listed in
+  the ``__all__`` of the public module it comes from, and no reach-through to private attributes
+  that theory/simulate objects set on themselves;
+* conformance: the activation names known to simulate and to theory's kernels agree, and so do
+  the functions behind them; every public theory solver result exposes the common status fields;
+* no import-time side effects on matplotlib; no module far over the size the house allows.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import inspect
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CHECKED = sorted((ROOT / "validate").rglob("*.py")) + sorted((ROOT / "tests" / "validate").rglob("*.py"))
+_PRIVATE_PATH = re.compile(r"richlazy\.(theory|simulate)(\.\w+)*\._\w")
+
+
+def _rel(p: pathlib.Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+def _imports(path: pathlib.Path):
+    """(module, name or None, lineno) for every absolute import of richlazy.theory/simulate."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[:2] in (["richlazy", "theory"], ["richlazy", "simulate"]):
+                for a in node.names:
+                    yield node.module, a.name, node.lineno
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[:2] in (["richlazy", "theory"], ["richlazy", "simulate"]):
+                    yield a.name, None, node.lineno
+
+
+def test_the_scan_sees_validate():
+    assert len(CHECKED) > 30
+    found = [m for p in CHECKED for m, _, _ in _imports(p)]
+    assert "richlazy.theory" in found and "richlazy.simulate" in found
+
+
+@pytest.mark.parametrize("path", CHECKED, ids=_rel)
+def test_validate_uses_only_public_names(path):
+    bad = []
+    for module, name, line in _imports(path):
+        parts = module.split(".")
+        if any(p.startswith("_") for p in parts):
+            bad.append(f"{_rel(path)}:{line}: private module {module}")
+            continue
+        if name is None or name == "*":
+            continue
+        if name.startswith("_"):
+            bad.append(f"{_rel(path)}:{line}: private name {module}.{name}")
+            continue
+        mod = importlib.import_module(module)
+        public = getattr(mod, "__all__", None)
+        sub = f"{module}.{name}"
+        if public is not None and name not in public and not inspect.ismodule(getattr(mod, name, None)):
+            bad.append(f"{_rel(path)}:{line}: {name} is not in {module}.__all__")
+        elif inspect.ismodule(getattr(mod, name, None)) and name.startswith("_"):
+            bad.append(f"{_rel(path)}:{line}: private module {sub}")
+    # dynamic imports and monkeypatch targets spelled as strings
+    for i, text in enumerate(path.read_text().splitlines(), 1):
+        if _PRIVATE_PATH.search(text):
+            bad.append(f"{_rel(path)}:{i}: names a private module: {text.strip()}")
+    assert not bad, "\n".join(bad)
+
+
+def _private_attrs(folder: str) -> set[str]:
+    pat = re.compile(r"self\.(_[A-Za-z]\w*)\s*(?::[^=]*)?=")
+    out = set()
+    for p in (ROOT / folder).rglob("*.py"):
+        out |= set(pat.findall(p.read_text()))
+    return {a for a in out if not a.startswith("__")}
+
+
+def test_validate_does_not_reach_into_private_attributes():
+    theirs = _private_attrs("theory") | _private_attrs("simulate")
+    ours = _private_attrs("validate")
+    watched = theirs - ours
+    assert "_phi" in watched or "_phi" in ours  # the scan sees NetworkPosterior's attributes
+    bad = []
+    for path in sorted((ROOT / "validate").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr in watched
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                bad.append(f"{_rel(path)}:{node.lineno}: .{node.attr}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_import_check_fails_on_a_private_import(tmp_path):
+    p = tmp_path / "mod.py"
+    p.write_text("from richlazy.theory.coding._linear import solve_U\nfrom richlazy.theory import _x\n")
+    found = [(m, n) for m, n, _ in _imports(p)]
+    assert ("richlazy.theory.coding._linear", "solve_U") in found and ("richlazy.theory", "_x") in found
+
+
+# ---------------------------------------------------------------------------------------------
+# conformance
+# ---------------------------------------------------------------------------------------------
+
+
+def test_activation_names_agree():
+    import richlazy.simulate as sim
+    import richlazy.theory as th
+
+    assert set(sim.ACTIVATIONS) == set(th.ACTIVATIONS)
+    assert set(th.TILTED_ACTIVATIONS) <= set(th.ACTIVATIONS)
+
+
+@pytest.mark.parametrize("name", ["linear", "sigmoid_erf", "erf", "relu"])
+def test_activation_functions_agree(name):
+    """The same name means the same function phi and derivative on both sides."""
+    import torch
+
+    import richlazy.simulate as sim
+    import richlazy.theory as th
+
+    z = np.linspace(-4.0, 4.0, 81) + 0.013  # avoid the ReLU kink at 0
+    f, df = sim.activation_pair(name)
+    zt = torch.as_tensor(z, dtype=torch.float64)
+    np.testing.assert_allclose(f(zt).numpy(), th.phi(z, name), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(df(zt).numpy(), th.phi_prime(z, name), rtol=1e-13, atol=1e-15)
+
+
+STATUS_FIELDS = ("converged", "status", "message", "nit", "residual")
+_SOLVER_RESULT = re.compile(r"(Result|Solution)$")
+
+
+def _theory_result_classes():
+    import richlazy.theory as th
+
+    out = []
+    for n in th.__all__:
+        o = getattr(th, n)
+        if inspect.isclass(o) and dataclasses.is_dataclass(o) and _SOLVER_RESULT.search(n):
+            out.append((n, o))
+    return out
+
+
+def test_result_scan_finds_results():
+    names = [n for n, _ in _theory_result_classes()]
+    assert "LinearNetworkSolution" in names and "LDTResult" in names
+
+
+@pytest.mark.parametrize("name,cls", _theory_result_classes(), ids=lambda v: v if isinstance(v, str) else "")
+def test_solver_results_expose_status_fields(name, cls):
+    from richlazy.theory import SolverStatus
+
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    missing = [f for f in STATUS_FIELDS if f not in fields]
+    assert not missing, f"{name} lacks {missing}"
+    assert issubclass(cls, SolverStatus)
+    assert cls.__dataclass_params__.frozen
+
+
+def test_status_codes_and_fix_messages():
+    from richlazy.theory import SolverStatus, Status
+    from richlazy.theory._results import grid_status
+
+    r = SolverStatus(converged=False, status=1, message="ran out", nit=5, residual=1.0)
+    assert r.status is Status.MAX_ITERATIONS and "maxiter" in r.message
+    with pytest.raises(ValueError, match="contradicts"):
+        SolverStatus(converged=True, status=2, message="", nit=1, residual=0.0)
+    with pytest.raises(ValueError, match="status must be one of"):
+        SolverStatus(converged=False, status=7, message="", nit=1, residual=0.0)
+    assert grid_status([0, 0, 0]) == (True, Status.SUCCESS)
+    assert grid_status(np.array([[0, 2], [1, 0]])) == (False, Status.NUMERICAL_FAILURE)
+
+
+# ---------------------------------------------------------------------------------------------
+# import-time behaviour and module size
+# ---------------------------------------------------------------------------------------------
+
+
+def test_importing_validate_and_all_cases_leaves_matplotlib_alone():
+    code = ("import sys, matplotlib; before = matplotlib.get_backend(); "
+            "import richlazy.validate as v; v.all_cases(); "
+            "from richlazy.validate.benchmarks._registry import benchmarks; benchmarks(); "
+            "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'; "
+            "assert matplotlib.get_backend() == before, 'backend changed'")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+
+
+def test_no_matplotlib_use_or_pyplot_in_the_package():
+    bad = []
+    for top in ("theory", "simulate", "validate"):
+        for p in (ROOT / top).rglob("*.py"):
+            for i, line in enumerate(p.read_text().splitlines(), 1):
+                if re.search(r"matplotlib\.use\(|import matplotlib\.pyplot|from matplotlib import pyplot", line):
+                    bad.append(f"{_rel(p)}:{i}: {line.strip()}")
+    assert not bad, "\n".join(bad)
+
+
+MAX_LINES = 650  # "a few hundred lines"; ~600 with a little slack
+
+
+@pytest.mark.parametrize("top", ["theory", "simulate", "validate"])
+def test_modules_stay_small(top):
+    big = {_rel(p): n for p in (ROOT / top).rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not big, big
