@@ -11,7 +11,8 @@ Network ``f(x) = sum_i a_i erf(w_i . x)`` with prior ``w ~ N(0, sigma_w2 I/d)``,
 the stationary law of Langevin dynamics at temperature kappa with weight decay (spec 1.2).
 ``E`` independent chains share one training set and are stored as rows of ``theta``
 (columns: W row-major (N*d), then a (N)).  The gradient is written out by hand (two batched
-matmuls), no autograd.
+matmuls), no autograd.  The data (Gaussian inputs, Hermite target) come from
+:func:`richlazy.simulate.hermite_target_data`.
 """
 
 from __future__ import annotations
@@ -20,42 +21,11 @@ import math
 
 import torch
 
-__all__ = ["TwoLayerErfPosterior", "hermite_target_data"]
+from ..checks import check_int, check_pos_float
+
+__all__ = ["TwoLayerErfPosterior"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _check_pos(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    return float(v)
-
-
-def _check_int(name, v, minimum=1):
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
-    return v
-
-
-def hermite_target_data(P: int, d: int, *, generator: torch.Generator, degree: int = 3,
-                        n_sets: int | None = None, device="cpu", dtype=torch.float64):
-    """Gaussian inputs ``X ~ N(0, I)`` and targets ``He_degree(x_1)/sqrt(degree!)`` (teacher
-    direction ``w* = e_1``).  Shapes ``(P, d)``/``(P,)``, or ``(n_sets, P, d)``/``(n_sets, P)``
-    for one independent training set per chain.  Supported degrees: 1, 3, 5."""
-    P = _check_int("P", P)
-    d = _check_int("d", d, minimum=2)
-    if degree not in (1, 3, 5):
-        raise ValueError(f"degree must be 1, 3 or 5, got {degree!r}")
-    shape = (P, d) if n_sets is None else (_check_int("n_sets", n_sets), P, d)
-    X = torch.randn(shape, generator=generator, device=device, dtype=dtype)
-    z = X[..., 0]
-    if degree == 1:
-        y = z
-    elif degree == 3:
-        y = (z**3 - 3 * z) / math.sqrt(6)
-    else:
-        y = (z**5 - 10 * z**3 + 15 * z) / math.sqrt(120)
-    return X, y
 
 
 class TwoLayerErfPosterior:
@@ -76,15 +46,15 @@ class TwoLayerErfPosterior:
             raise ValueError("X must be a tensor of shape (P, d) or (E, P, d)")
         if not (torch.is_tensor(y) and y.shape == X.shape[:-1]):
             raise ValueError(f"y must be a tensor of shape {tuple(X.shape[:-1])}")
-        self.N = _check_int("N", N)
-        self.kappa = _check_pos("kappa", kappa)
-        self.sigma_w2 = _check_pos("sigma_w2", sigma_w2)
-        self.sigma_a2 = _check_pos("sigma_a2", sigma_a2)
+        self.N = check_int("N", N, minimum=1)
+        self.kappa = check_pos_float("kappa", kappa)
+        self.sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
+        self.sigma_a2 = check_pos_float("sigma_a2", sigma_a2)
         if chi == "mean-field":
             chi = float(self.N)
         elif chi == "standard":
             chi = 1.0
-        self.chi = _check_pos("chi", chi)
+        self.chi = check_pos_float("chi", chi)
         self.X = X
         self.y = y
         self.P, self.d = X.shape[-2:]
@@ -102,7 +72,7 @@ class TwoLayerErfPosterior:
 
     def sample_prior(self, n_chains: int, *, generator: torch.Generator):
         """Draw ``n_chains`` parameter vectors from the prior."""
-        n_chains = _check_int("n_chains", n_chains)
+        n_chains = check_int("n_chains", n_chains, minimum=1)
         if self.n_sets is not None and n_chains != self.n_sets:
             raise ValueError(f"n_chains must equal the number of training sets {self.n_sets}, "
                              f"got {n_chains}")

@@ -1,10 +1,11 @@
-"""Tests for richlazy.simulate.models._erf_posterior (two-layer erf posterior potential, seed 002)."""
+"""Tests for the two-layer erf posterior potential and the Hermite-target data (richlazy.simulate,
+seed 002)."""
 
 import math
 
 import pytest
 import torch
-from richlazy.simulate.models._erf_posterior import TwoLayerErfPosterior, hermite_target_data
+from richlazy.simulate import TwoLayerErfPosterior, hermite_target_data
 
 
 def _setup(chi=1.0):

@@ -7,10 +7,11 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from richlazy.theory.ldt._adaptive_kernel import ak_sample_complexity, ak_two_layer_erf
-from richlazy.theory.ldt._bounds import chernoff_energy
-from richlazy.theory.ldt._erf import (
-    _make_problem,
+from richlazy.theory.ldt import (
+    ErfModel,
+    ak_sample_complexity,
+    ak_two_layer_erf,
+    chernoff_energy,
     erf_derivative_gaussian_mean,
     erf_hermite_coefficient_sq,
     erf_hermite_overlap,
@@ -70,7 +71,7 @@ def test_overlap_potential_is_squared_normalised_overlap():
     ("d", "tau"), [(40, 0.0), (40, 300.0), (400, 50.0), (400, 18882.0), (400, 60000.0)]
 )
 def test_log_z1_kernel_vs_mpmath(d, tau):
-    pr = _make_problem(d, 10, 1.0, 1.0, 1.0, 3, 8.0)
+    pr = ErfModel(d, 10)
     logz, mean_g, _ = pr.moments(tau)
     ref_logz, ref_g = log_z1_reference(tau, d)
     assert logz == pytest.approx(ref_logz, rel=1e-10, abs=1e-30)
@@ -129,7 +130,7 @@ def test_p_star_scales_with_kappa_over_k():
 def test_gp_limit_energy_is_gaussian_rate():
     # N >> d^5: no neuron deviates, A_f is Gaussian with variance V0 and E = alpha^2/(2 V0)
     d, N = 20, 10**13
-    pr = _make_problem(d, N, 1.0, 1.0, 1.0, 3, 8.0)
+    pr = ErfModel(d, N)
     V0 = pr.moments(0.0)[1]
     r = ldt_two_layer_erf(np.array([0.5, 1.0]), d, N)
     np.testing.assert_allclose(r.energy, np.array([0.25, 1.0]) / (2 * V0), rtol=2e-3)
@@ -138,7 +139,7 @@ def test_gp_limit_energy_is_gaussian_rate():
 def test_gp_limit_variance_scales_as_d_minus_3():
     # V0 = E_prior[g] ∝ E[w^6] ∝ d^-3 (lazy eigenvalue of He_3); a_y ∝ d^3 (spec 5.1 GP row)
     ds = np.array([1000, 2000, 4000])
-    V0 = [_make_problem(int(d), 1, 1.0, 1.0, 1.0, 3, 8.0).moments(0.0)[1] for d in ds]
+    V0 = [ErfModel(int(d), 1).moments(0.0)[1] for d in ds]
     assert np.polyfit(np.log(ds), np.log(V0), 1)[0] == pytest.approx(-3.0, abs=0.01)
     # closed form: c^2 15 (sigma^2/d)^3 / (1 + 2 sigma^2 (d-1)/d)^3 to leading order in 1/d
     d = 4000
@@ -151,7 +152,7 @@ def test_gp_limit_variance_scales_as_d_minus_3():
 # ------------------------------------------------------------------ adaptive kernel (App. G)
 def test_ak_reduces_to_gp_learning_curve_without_tilt():
     d, N, kappa = 20, 10**14, 0.5
-    pr = _make_problem(d, N, 1.0, 1.0, 1.0, 3, 8.0)
+    pr = ErfModel(d, N)
     V0 = pr.moments(0.0)[1]
     P = np.array([1e3, 1e4, 1e5])
     r = ak_two_layer_erf(P, d, N, kappa=kappa)
@@ -263,7 +264,7 @@ def _gl_reference(tau, d, *, sigma_w2=1.0, threshold=None, n_panel=80, q=20):
      (400, 1.0, 12742.8)],
 )
 def test_exact_kernel_vs_independent_quadrature(d, sw2, tau):
-    pr = _make_problem(d, d, sw2, 1.0, 1.0, 3, 8.0, "exact")
+    pr = ErfModel(d, d, sigma_w2=sw2, perp="exact")
     logz, mean_g, _ = pr.moments(tau)
     ref = _gl_reference(tau, d, sigma_w2=sw2)
     assert logz == pytest.approx(ref[0], rel=1e-10, abs=1e-12)
@@ -277,13 +278,13 @@ def test_exact_kernel_vs_independent_quadrature(d, sw2, tau):
 
 def test_exact_kernel_converged_and_mean_is_derivative():
     d, tau, h = 10, 120.0, 1e-3
-    pr = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 8.0, "exact")
+    pr = ErfModel(d, d, perp="exact")
     logz, mean_g, var_g = pr.moments(tau)
     fd = (pr.moments(tau + h)[0] - pr.moments(tau - h)[0]) / (2 * h)
     assert mean_g == pytest.approx(fd, rel=1e-7)
     fd2 = (pr.moments(tau + h)[1] - pr.moments(tau - h)[1]) / (2 * h)
     assert var_g == pytest.approx(fd2, rel=1e-5)  # d E_t[g]/d tau = Var_t[g]
-    fine = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 16.0, "exact")
+    fine = ErfModel(d, d, points_per_width=16.0, perp="exact")
     assert fine.moments(tau)[0] == pytest.approx(logz, rel=1e-12)
     assert fine.tail(tau, 0.9) == pytest.approx(pr.tail(tau, 0.9), rel=1e-12)
 
@@ -292,7 +293,7 @@ def test_exact_untilted_is_prior():
     # tau = 0: log Z_1 = 0; outliers follow the prior: erfc(3/sqrt 2), and since w_par and
     # |w_perp|^2 are independent, their mean |w_perp|^2 is sigma_w^2 (d-1)/d
     d, sw2 = 30, 1.3
-    pr = _make_problem(d, d, sw2, 1.0, 1.0, 3, 8.0, "exact")
+    pr = ErfModel(d, d, sigma_w2=sw2, perp="exact")
     assert pr.moments(0.0)[0] == 0.0
     frac, r_out = pr.tail(0.0, outlier_threshold(d, sigma_w2=sw2))
     assert frac == pytest.approx(math.erfc(3 / math.sqrt(2)), rel=1e-12)
@@ -317,8 +318,8 @@ def test_exact_log_z1_vs_monte_carlo_at_strong_tilt():
     rng = np.random.default_rng(1)
     w = rng.standard_normal((400_000, d)) / math.sqrt(d)
     g2 = (erf_hermite_overlap(3, w[:, 0], (w * w).sum(1)) / math.sqrt(6)) ** 2
-    pr = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 8.0, "exact")
-    fr = _make_problem(d, d, 1.0, 1.0, 1.0, 3, 8.0)
+    pr = ErfModel(d, d, perp="exact")
+    fr = ErfModel(d, d)
     for tau in (20.0, 80.0):
         x = np.exp(tau * g2)
         mc, se = math.log(x.mean()), x.std(ddof=1) / math.sqrt(x.size) / x.mean()
@@ -331,8 +332,8 @@ def test_exact_weak_fluctuation_correction_is_16_over_3d():
     # GP regime: E_prior[g] exact / frozen - 1 -> 24 Var(r)/(1 + 2 E r)^2 = 16/(3d) (delta
     # method on (1 + 2 w^2 + 2r)^{-3} with Var r = 2 (d-1)/d^2, w^2 = O(1/d)); next order O(1/d^2)
     for d in (1000, 4000):
-        ex = _make_problem(d, 1, 1.0, 1.0, 1.0, 3, 8.0, "exact").moments(0.0)[1]
-        fr = _make_problem(d, 1, 1.0, 1.0, 1.0, 3, 8.0).moments(0.0)[1]
+        ex = ErfModel(d, 1, perp="exact").moments(0.0)[1]
+        fr = ErfModel(d, 1).moments(0.0)[1]
         assert d * (ex / fr - 1) == pytest.approx(16 / 3, rel=60 / d)
 
 
@@ -410,7 +411,7 @@ def test_exact_newton_root_independent_of_starting_guess(factor):
     # the safeguarded Newton iteration of perp="exact" brackets from either side of the root
     from richlazy.theory.ldt._erf import _solve_t, _solve_t_newton
 
-    pr = _make_problem(20, 20, 1.0, 1.0, 1.0, 3, 8.0, "exact")
+    pr = ErfModel(20, 20, perp="exact")
     t_brent, _, ok_b = _solve_t(pr, 0.4, 1e-13, 200)
     t_newton, _, ok_n = _solve_t_newton(pr, 0.4, 1e-13, 200, factor * t_brent)
     assert ok_b and ok_n

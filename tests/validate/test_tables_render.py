@@ -5,7 +5,7 @@ import io
 import json
 
 import pytest
-from richlazy.theory.ldt._tables import parse_table_expression, scaling_tables
+from richlazy.theory import parse_table_expression, scaling_tables
 from richlazy.validate.rendering._tables import TABLE_FORMATS, render_tables
 
 

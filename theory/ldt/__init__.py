@@ -1,6 +1,11 @@
 """Sample-complexity theory (seed 002): LDT posterior bounds and Chernoff energies, the exact
 two-layer erf saddle point, the adaptive-kernel self-consistency, variational pattern energies and
 symbolic scaling tables.
+
+Modules: ``_bounds`` (eqs. 3-6, 18-29; Chernoff energy), ``_erf_model`` (the problem object
+:class:`ErfModel` and the erf-Hermite closed forms, eqs. 34-36), ``_erf_kernels`` (its numba
+quadrature kernels; internal), ``_erf`` (exact LDT, eqs. 37-40), ``_adaptive_kernel`` (App. G),
+``_patterns`` (Sec. 4-5, App. C-E), ``_tables`` (symbolic scaling tables).
 """
 
 from ._adaptive_kernel import (
@@ -26,15 +31,18 @@ from ._bounds import (
 )
 from ._erf import (
     LDTResult,
-    erf_derivative_gaussian_mean,
-    erf_hermite_coefficient_sq,
-    erf_hermite_overlap,
     ldt_log_mgf,
     ldt_two_layer_erf,
     log_z1_reference,
+    tilted_overlap_density,
+)
+from ._erf_model import (
+    ErfModel,
+    erf_derivative_gaussian_mean,
+    erf_hermite_coefficient_sq,
+    erf_hermite_overlap,
     outlier_threshold,
     overlap_potential,
-    tilted_overlap_density,
 )
 from ._patterns import (
     alignment_cost,
@@ -60,6 +68,7 @@ from ._tables import (
     TABLE_SYMBOLS,
     Crossover,
     TableRow,
+    clear_table_cache,
     minimize_energy,
     parse_table_expression,
     pattern_crossovers,
@@ -85,6 +94,7 @@ __all__ = [
     "sample_complexity_classification",
     "sample_complexity_from_energy",
     "LDTResult",
+    "ErfModel",
     "erf_derivative_gaussian_mean",
     "erf_hermite_coefficient_sq",
     "erf_hermite_overlap",
@@ -115,6 +125,7 @@ __all__ = [
     "TABLE_SYMBOLS",
     "Crossover",
     "TableRow",
+    "clear_table_cache",
     "minimize_energy",
     "parse_table_expression",
     "pattern_crossovers",

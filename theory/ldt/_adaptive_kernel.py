@@ -10,7 +10,8 @@ spec note ``curse_of_detail.md`` section 6 [RECON]. Population limit (sum_mu -> 
                       <=>  A = <V>_t / (<V>_t + kappa/P)                 (101)-(103)
 
 For the two-layer erf network ``<V>_t = (sigma_a^2/chi) E_{p_t}[g(w_par)]`` with
-``tau = t^2 sigma_a^2/(2 chi N)`` as in :mod:`richlazy.theory.ldt._erf`.  In the LDT ``t`` is fixed
+``tau = t^2 sigma_a^2/(2 chi N)``, evaluated through the public problem object
+:class:`~richlazy.theory.ErfModel` (eq. 36, ``perp="frozen"``).  In the LDT ``t`` is fixed
 by the requested alpha; here by ``P``.  At equal ``t`` both give the same alignment, hence the
 AK sample size at which the mean alignment reaches alpha is
 ``P_AK(alpha) = kappa t*(alpha)/(1-alpha)``
@@ -27,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from .._results import SolverStatus, raise_if_failed
-from ..checks import as_float_array, check_int, check_pos_float
-from ._erf import _make_problem, _tail_fraction, ldt_two_layer_erf, outlier_threshold
+from .._results import SolverStatus, Status, grid_status, raise_if_failed
+from ..checks import as_float_array, check_int, check_pos_float, renamed_option
+from ._erf import ldt_two_layer_erf
+from ._erf_model import ErfModel, outlier_threshold
 
 __all__ = ["AKResult", "ak_two_layer_erf", "ak_sample_complexity"]
 
@@ -45,6 +47,7 @@ class AKResult(SolverStatus):
     outlier_fraction, n_outliers : Pr_{p_t}(|w.w*| > n_sigma sigma_w/sqrt(d)) and N times it:
         the predicted posterior outlier count (App. F 3-sigma rule).
     n_specialists : n_outliers minus the GP expectation N erfc(n_sigma/sqrt 2).
+    statuses : per-P :class:`~richlazy.theory.Status` codes (``status`` is the worst).
     """
 
     P: np.ndarray
@@ -55,6 +58,7 @@ class AKResult(SolverStatus):
     outlier_fraction: np.ndarray
     n_outliers: np.ndarray
     n_specialists: np.ndarray
+    statuses: np.ndarray | None = None
 
 
 def ak_two_layer_erf(
@@ -69,32 +73,40 @@ def ak_two_layer_erf(
     degree: int = 3,
     n_sigma: float = 3.0,
     points_per_width: float = 8.0,
-    xtol: float = 1e-12,
+    rtol: float | None = None,
     maxiter: int = 200,
     throw: bool = False,
+    xtol: float | None = None,
 ) -> AKResult:
     """Mean alignment vs P of the two-layer erf network from the AK closure (App. G,
     eqs. 101-103; spec section 6) [RECON].
 
     Solves ``t (<V>_t + kappa/P) = 1`` for t > 0; the left side is increasing in t (``t <V>_t``
     is the derivative of a convex CGF), so the root is unique and is bracketed by
-    ``1/(sup V + kappa/P) <= t <= 1/(<V>_0 + kappa/P)``.
+    ``1/(sup V + kappa/P) <= t <= 1/(<V>_0 + kappa/P)``, found by Brent's method in ``log t``.
+
+    ``rtol`` (default 1e-12) is the tolerance on ``log t`` (relative on ``t``; ``xtol`` is its
+    deprecated spelling), ``maxiter`` the Brent budget per P, ``throw`` raises
+    :class:`~richlazy.theory.SolverError` on failure.  Status per P: MAX_ITERATIONS when Brent
+    ran out of iterations, NUMERICAL_FAILURE when the closure residual exceeds 1e-8.
     """
+    rtol = renamed_option("rtol", rtol, "xtol", xtol, default=1e-12)
     Pa = as_float_array("P", P)
     if np.any(Pa <= 0):
         raise ValueError("P must be > 0 (number of training samples)")
-    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, points_per_width)
+    pr = ErfModel(d, N, sigma_w2=sigma_w2, sigma_a2=sigma_a2, chi=chi, degree=degree,
+                  points_per_width=points_per_width)
     kappa = check_pos_float("kappa", kappa)
-    check_pos_float("xtol", xtol)
+    rtol = check_pos_float("rtol", rtol)
     maxiter = check_int("maxiter", maxiter, minimum=1)
-    scale = pr.sigma_a2 / pr.chi
-    g_inf = pr.c2 / 2.0**pr.degree
+    scale = pr.scale
+    g_inf = pr.g_inf
     V0 = scale * pr.moments(0.0)[1]
     thr = outlier_threshold(pr.d, sigma_w2=pr.sigma_w2, n_sigma=n_sigma)
     prior_tail = float(special.erfc(n_sigma / math.sqrt(2.0)))
     out = {key: np.empty(Pa.size) for key in ("t", "tau", "A", "V", "frac", "res")}
+    statuses = np.zeros(Pa.size, dtype=int)
     nit = 0
-    ok = True
     for j, p in enumerate(Pa.ravel()):
         r = kappa / p
 
@@ -110,11 +122,10 @@ def ak_two_layer_erf(
             root, conv, its = lo, True, 0
         else:
             root, info = optimize.brentq(
-                G, lo, hi, xtol=xtol, maxiter=maxiter, full_output=True, disp=False
+                G, lo, hi, xtol=rtol, maxiter=maxiter, full_output=True, disp=False
             )
             conv, its = bool(info.converged), info.iterations
         nit += its
-        ok &= conv
         t = math.exp(root)
         tau = pr.tau(t)
         V = scale * pr.moments(tau)[1]
@@ -122,17 +133,24 @@ def ak_two_layer_erf(
         out["tau"][j] = tau
         out["V"][j] = V
         out["A"][j] = V / (V + r)
-        out["frac"][j] = _tail_fraction(pr, tau, thr)
+        out["frac"][j] = pr.tail(tau, thr)[0]
         out["res"][j] = abs(t * (V + r) - 1.0)
+        if not conv:
+            statuses[j] = Status.MAX_ITERATIONS
+        elif not out["res"][j] < 1e-8:
+            statuses[j] = Status.NUMERICAL_FAILURE
     shape = Pa.shape
     residual = float(np.max(out["res"])) if Pa.size else 0.0
-    converged = bool(ok and residual < 1e-8)
+    converged, status = grid_status(statuses)
     res = AKResult(
         converged=converged,
-        status=0 if converged else 2,
+        status=status,
         message="converged"
         if converged
-        else (f"AK closure not solved to tolerance (residual {residual:.2e}); increase maxiter"),
+        else (f"AK closure not solved to tolerance at {int(np.count_nonzero(statuses))} of "
+              f"{Pa.size} P (residual {residual:.2e}); "
+              + ("increase maxiter" if status is Status.MAX_ITERATIONS
+                 else "increase points_per_width")),
         nit=nit,
         residual=residual,
         P=Pa,
@@ -143,6 +161,7 @@ def ak_two_layer_erf(
         outlier_fraction=out["frac"].reshape(shape),
         n_outliers=pr.N * out["frac"].reshape(shape),
         n_specialists=pr.N * (out["frac"].reshape(shape) - prior_tail),
+        statuses=statuses.reshape(shape),
     )
     raise_if_failed(res, throw)
     return res

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate
 
-from .._results import SolverStatus, raise_if_failed
+from .._results import SolverStatus, Status, grid_status, raise_if_failed
 from ..checks import as_float_array, check_int, check_pos_float
 
 __all__ = [
@@ -222,13 +222,19 @@ class ChernoffResult(SolverStatus):
     energy : E(alpha) = sup_{t>=0} [t alpha - Lambda(t)] (a valid lower bound on the rate even
              where ``converged`` is False: any t gives a Chernoff bound).
     t_star : maximiser (0 where alpha <= Lambda'(0), i.e. no large deviation).
-    point_converged : per-alpha convergence flags.
+    point_converged : per-alpha convergence flags (``statuses == SUCCESS``).
+    statuses : per-alpha :class:`~richlazy.theory.Status` codes: MAX_ITERATIONS where the
+               bisection ran out of ``maxiter`` before the bracket shrank to ``rtol``;
+               BAD_PROBLEM where alpha is beyond the range of ``Lambda'`` (no root below
+               ``t_max``, or ``Lambda`` infinite beyond the bracket: a boundary supremum).
+               ``status`` is the worst of them.
     """
 
     alpha: np.ndarray
     energy: np.ndarray
     t_star: np.ndarray
     point_converged: np.ndarray
+    statuses: np.ndarray | None = None
 
 
 def _numeric_derivative(cgf):
@@ -344,23 +350,36 @@ def chernoff_energy(
     res = np.where(active, np.abs(dp - a) / scale, 0.0)
     pc = (~active) | (res <= 1e-6)
     at_tmax = active & (t >= t_max * (1 - 1e-12))
-    converged = bool(np.all(pc))
+    bracket_open = active & ((hi - lo) > rtol * np.maximum(hi, 1e-300))
+    statuses = np.where(
+        pc,
+        Status.SUCCESS,
+        np.where(at_tmax, Status.BAD_PROBLEM,
+                 np.where(bracket_open, Status.MAX_ITERATIONS, Status.BAD_PROBLEM)),
+    ).astype(int)
+    converged, status = grid_status(statuses)
     if converged:
-        status, msg = 0, "converged"
-    elif np.any(at_tmax):
-        status = 1
-        msg = (
-            "no root of Lambda'(t) = alpha below t_max for some alpha: alpha is at or above "
-            "the top "
-            "of the support (E may be +inf); increase t_max to confirm"
-        )
+        msg = "converged"
     else:
-        status = 3
-        msg = (
-            "Lambda'(t) stays below alpha up to the edge of the CGF domain for some alpha (Lambda "
-            "infinite or overflowing beyond a finite t): alpha is beyond the range of Lambda' (top "
-            "of a bounded support, or a boundary supremum); the reported energy is a lower bound"
-        )
+        parts = []
+        if np.any(statuses == Status.MAX_ITERATIONS):
+            parts.append(
+                f"the bisection ran out of maxiter={maxiter} iterations before the bracket "
+                f"shrank to rtol for {int(np.sum(statuses == Status.MAX_ITERATIONS))} alpha"
+            )
+        if np.any(at_tmax & ~pc):
+            parts.append(
+                "no root of Lambda'(t) = alpha below t_max for some alpha: alpha is at or above "
+                "the top of the support (E may be +inf); increase t_max to confirm"
+            )
+        if np.any((statuses == Status.BAD_PROBLEM) & ~at_tmax):
+            parts.append(
+                "Lambda'(t) stays below alpha up to the edge of the CGF domain for some alpha "
+                "(Lambda infinite or overflowing beyond a finite t): alpha is beyond the range of "
+                "Lambda' (top of a bounded support, or a boundary supremum); the reported energy "
+                "is a lower bound"
+            )
+        msg = "; ".join(parts)
     out = ChernoffResult(
         converged=converged,
         status=status,
@@ -371,6 +390,7 @@ def chernoff_energy(
         energy=energy.reshape(shape),
         t_star=t.reshape(shape),
         point_converged=pc.reshape(shape),
+        statuses=statuses.reshape(shape),
     )
     raise_if_failed(out, throw)
     return out

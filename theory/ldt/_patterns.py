@@ -26,8 +26,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, special
 
-from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float
-from ._erf import _make_problem, erf_derivative_gaussian_mean
+from ..checks import as_float_array, as_float_matrix, as_rng, check_int, check_pos_float
+from ._erf_model import ErfModel, erf_derivative_gaussian_mean
 
 __all__ = [
     "alignment_cost",
@@ -221,8 +221,8 @@ def two_layer_erf_pattern_energies(
     ``{pattern: (energy, params)}``.
     """
     a = float(check_pos_float("alpha", alpha))
-    pr = _make_problem(d, N, sigma_w2, sigma_a2, chi, degree, 8.0)
-    scale = pr.sigma_a2 / pr.chi
+    pr = ErfModel(d, N, sigma_w2=sigma_w2, sigma_a2=sigma_a2, chi=chi, degree=degree)
+    scale = pr.scale
     m = pr.degree
     c2 = pr.c2
     V0 = scale * pr.moments(0.0)[1]
@@ -408,7 +408,7 @@ def feature_propagation_rkhs(
     d: int,
     N: int,
     n: int,
-    seed,
+    seed: int | np.random.Generator,
     activation: Callable[[np.ndarray], np.ndarray] | None = None,
     rcond: float = 1e-10,
 ) -> dict:
@@ -421,7 +421,8 @@ def feature_propagation_rkhs(
        empirical kernel K2 (width N).
     5. RKHS norm of phi_*^2 (mean removed) under K2 with null eigenvalues discarded.
 
-    Claim (ii) predicts ``norm ∝ D^{-2}`` for large D.  Returns
+    Claim (ii) predicts ``norm ∝ D^{-2}`` for large D.  ``seed`` is a non-negative int or a
+    ``numpy.random.Generator`` (advanced in place).  Returns
     ``{"D": D, "rkhs_norm": norms, "top_eigenvalue": lambda_1 of K1/n}``.
     """
     D = as_float_array("D_values", D_values, ndim=1)
@@ -433,7 +434,7 @@ def feature_propagation_rkhs(
     act = _relu if activation is None else activation
     if not callable(act):
         raise TypeError(f"activation must be callable or None, got {type(act).__name__}")
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     X = rng.standard_normal((n, d))
     W1 = rng.standard_normal((N, d)) / math.sqrt(d)
     H1 = act(X @ W1.T)

@@ -31,6 +31,7 @@ __all__ = [
     "MODELS",
     "TABLE_SYMBOLS",
     "parse_table_expression",
+    "clear_table_cache",
 ]
 
 # symbols (all positive)
@@ -435,28 +436,47 @@ def _selected(model) -> list[_Model]:
 _CACHE: dict[tuple[str, str], list] = {}
 
 
-def _solve_model(m: _Model) -> list[tuple[_Pattern, dict, sp.Expr, sp.Expr, sp.Expr]]:
+def clear_table_cache() -> None:
+    """Forget the symbolic minimisations memoised by :func:`scaling_tables` and
+    :func:`pattern_crossovers` (per model and scaling, for the lifetime of the process), e.g. to
+    time a cold derivation. Equivalent per call: ``scaling_tables(cache=False)``."""
+    _CACHE.clear()
+
+
+def _check_cache(cache) -> bool:
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be True or False, got {cache!r}")
+    return cache
+
+
+def _solve_model(m: _Model, cache: bool = True) -> list[tuple]:
+    """``(pattern, solution, E_min, coefficient, monomial)`` per pattern of ``m``."""
     key = (m.name, m.scaling)
-    if key not in _CACHE:
-        res = []
-        for p in m.patterns:
-            sol, emin = minimize_energy(p.energy, p.params)
-            coeff, mono = _monomial(emin)
-            res.append((p, sol, emin, coeff, mono))
+    if cache and key in _CACHE:
+        return _CACHE[key]
+    res = []
+    for p in m.patterns:
+        sol, emin = minimize_energy(p.energy, p.params)
+        coeff, mono = _monomial(emin)
+        res.append((p, sol, emin, coeff, mono))
+    if cache:
         _CACHE[key] = res
-    return _CACHE[key]
+    return res
 
 
 def _fmt(expr) -> str:
     return str(sp.powsimp(expr, force=True))
 
 
-def pattern_crossovers(*, model: str | None = None) -> list[Crossover]:
+def pattern_crossovers(*, model: str | None = None, cache: bool = True) -> list[Crossover]:
     """Pairwise comparisons of the minimised pattern energies of each selected model:
-    ``pattern_a`` beats ``pattern_b`` iff ``condition`` (derived from the monomial ratio)."""
+    ``pattern_a`` beats ``pattern_b`` iff ``condition`` (derived from the monomial ratio).
+    ``cache=False`` re-derives (and does not store) the minimisations; see
+    :func:`clear_table_cache`."""
+    cache = _check_cache(cache)
     out = []
     for m in _selected(model):
-        solved = _solve_model(m)
+        solved = _solve_model(m, cache)
         for pa, _, _, _, ma in solved:
             for pb, _, _, _, mb in solved:
                 if pa is pb:
@@ -471,17 +491,20 @@ def pattern_crossovers(*, model: str | None = None) -> list[Crossover]:
     return out
 
 
-def scaling_tables(*, model: str | None = None) -> list[TableRow]:
+def scaling_tables(*, model: str | None = None, cache: bool = True) -> list[TableRow]:
     """Scaling-table rows for every model whose name matches the fnmatch glob ``model``
     (all when None).  Models: ``fcn2-erf-He3`` (standard and mean-field), ``cnn2-erf-linear``,
     ``fcn3-erf-He3`` (Table 1), ``fcn2-relu-parity2``, ``attention-softmax``.
 
     Each row's parameters and ``P_star`` are obtained by symbolic minimisation of the assembled
-    energy (:func:`minimize_energy`), never typed in.
+    energy (:func:`minimize_energy`), never typed in.  The minimisations are memoised per
+    model for the process; ``cache=False`` re-derives them without reading or storing the memo
+    (e.g. to time a cold derivation), :func:`clear_table_cache` empties it.
     """
+    cache = _check_cache(cache)
     rows = []
     for m in _selected(model):
-        solved = _solve_model(m)
+        solved = _solve_model(m, cache)
         for pa, sol, emin, _coeff, mono in solved:
             wins = []
             for pb, _, _, _, mb in solved:

@@ -1,4 +1,4 @@
-"""Render the symbolic scaling tables (:func:`richlazy.theory.ldt._tables.scaling_tables`)
+"""Render the symbolic scaling tables (:func:`richlazy.theory.scaling_tables`)
 as Markdown, LaTeX, CSV or JSON.  Pure string building; the CLI prints the result."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import io
 import json
 
 import sympy as sp
-from richlazy.theory.ldt._tables import parse_table_expression
+from richlazy.theory import parse_table_expression
 
 __all__ = ["render_tables", "TABLE_FORMATS"]
 

@@ -1,40 +1,51 @@
 """Validation cases for seed 002 (Rubin, Davidovich, Ringel, *Mitigating the Curse of Detail*).
 
 Batched Langevin ensembles of two-layer erf networks on Gaussian inputs with the target
-He_3(w*.x)/sqrt(6) (App. B.3, App. F) are compared with the LDT of
-:mod:`richlazy.theory.ldt._erf` and the adaptive-kernel closure of
-:mod:`richlazy.theory.ldt._adaptive_kernel`.  The alignment of a sampled network is computed exactly on
+He_3(w*.x)/sqrt(6) (App. B.3, App. F) are compared with the LDT
+(:func:`richlazy.theory.ldt_two_layer_erf`) and the adaptive-kernel closure
+(:func:`richlazy.theory.ak_two_layer_erf`).  The alignment of a sampled network is computed exactly on
 the Gaussian test measure from its weights (closed-form erf-Hermite overlaps), so it carries no
 test-set noise.  The Claim (ii) feature-propagation protocol (App. C.5) runs in NumPy.
 
 Sizes: every hyper-parameter of the paper's experiments is unknown (spec 7); "quick" uses tiny
 networks (d = N = 12) on the CPU, "full" larger ones meant for a GPU.
+
+Randomness: a Langevin ensemble is shared by every case that needs its configuration (computed
+once per run through ``ctx.cache``); its torch stream belongs to the pseudo-case
+``ldt/ensemble`` and is numbered by the configuration (:func:`_ensemble`), so its result does
+not depend on which case asks first.  Everything else draws from the case's own streams.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import zlib
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from richlazy.simulate import langevin_init, langevin_step, make_generator, run_chain  # noqa: E402
-from richlazy.simulate.models._erf_posterior import TwoLayerErfPosterior, hermite_target_data  # noqa: E402
-from richlazy.theory.ldt._adaptive_kernel import ak_two_layer_erf  # noqa: E402
-from richlazy.theory.ldt._bounds import k_factor, k_factor_two_layer_erf  # noqa: E402
-from richlazy.theory.ldt._erf import (  # noqa: E402
+import numpy as np
+import torch
+from richlazy.simulate import (
+    TwoLayerErfPosterior,
+    hermite_target_data,
+    langevin_init,
+    langevin_step,
+    run_chain,
+)
+from richlazy.theory import (
+    ak_two_layer_erf,
     erf_hermite_overlap,
+    feature_propagation_rkhs,
+    k_factor,
+    k_factor_two_layer_erf,
     ldt_two_layer_erf,
     outlier_threshold,
     tilted_overlap_density,
 )
-from richlazy.theory.ldt._patterns import feature_propagation_rkhs  # noqa: E402
 
-from ...core._compare import compare  # noqa: E402
-from ...core._registry import CaseContext, CaseOutcome, register_case  # noqa: E402
+from ...core._compare import compare
+from ...core._registry import CaseContext, CaseOutcome, register_case
+from ...stats import mean_se
 
 SIZES = {
     "quick": dict(d=12, N=12, kappa=1.0, n_chains=32, n_steps=12_000, P_grid=(30, 60, 120, 240),
@@ -42,19 +53,24 @@ SIZES = {
     "full": dict(d=48, N=48, kappa=1.0, n_chains=300, n_steps=60_000,
                  P_grid=(120, 240, 480, 960, 1920), P_hist=(960, 1920), dtype="float64"),
 }
-_RUNS: dict = {}
+_ENSEMBLE_STREAMS = "ldt/ensemble"  # owner name of the shared ensembles' random streams
 
 
 def _ensemble(ctx: CaseContext, *, d, N, P, kappa, chi, n_chains, n_steps, dtype, tag):
-    """Sample the posterior of ``n_chains`` two-layer erf networks (one training set) and return
-    overlaps ``w.w*`` (S, E, N), norms ``|w|^2`` (S, E, N), readouts (S, E, N) and the exact
-    population alignment (S, E).  Runs are cached per configuration within one process."""
-    key = (d, N, P, kappa, chi, n_chains, n_steps, dtype, ctx.seed, ctx.device)
-    if key in _RUNS:
-        return _RUNS[key]
+    """Sample the posterior of ``n_chains`` two-layer erf networks (one training set per chain)
+    and return overlaps ``w.w*`` (S, E, N), norms ``|w|^2`` (S, E, N), readouts (S, E, N) and the
+    exact population alignment (S, E).  Runs are computed once per run and configuration
+    (``ctx.cache``); the stream is ``ldt/ensemble``'s stream number crc32(configuration)."""
+    conf = dict(d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=n_chains, n_steps=n_steps,
+                dtype=dtype)
+    conf_json = json.dumps(conf, sort_keys=True)
+    key = ("ldt/ensemble", conf_json, ctx.seed, str(ctx.device))
+    if key in ctx.cache:
+        return ctx.cache[key]
+    stream = zlib.crc32(conf_json.encode())
     dev = torch.device(ctx.device)
     tdt = torch.float32 if dtype == "float32" else torch.float64
-    g = make_generator(ctx.seed + 7919 * P + 31 * d + (0 if chi == 1.0 else 1), dev)
+    g = dataclasses.replace(ctx, name=_ENSEMBLE_STREAMS).generator(stream)
     # one independent training set per chain: the spread across chains then includes the
     # data-set variability that the (data-averaged) theory does not resolve
     X, y = hermite_target_data(P, d, generator=g, n_sets=n_chains, device=dev, dtype=tdt)
@@ -74,8 +90,8 @@ def _ensemble(ctx: CaseContext, *, d, N, P, kappa, chi, n_chains, n_steps, dtype
         observe=observe, progress=ctx.progress, desc=f"ldt {tag} P={P}",
         checkpoint_path=ctx.checkpoint_dir / f"ldt_{tag}_d{d}_N{N}_P{P}_chi{chi:g}.pt",
         checkpoint_every=max(1000, n_steps // 10),
-        config=dict(d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=n_chains, n_steps=n_steps,
-                    dtype=dtype, seed=ctx.seed, eps=eps, data="one training set per chain"),
+        config=dict(conf, seed=ctx.seed, stream=f"{_ENSEMBLE_STREAMS}:{stream}", eps=eps,
+                    data="one training set per chain"),
     )
     wp = run.samples["wp"].double().cpu().numpy()
     wn = run.samples["wn"].double().cpu().numpy()
@@ -87,14 +103,14 @@ def _ensemble(ctx: CaseContext, *, d, N, P, kappa, chi, n_chains, n_steps, dtype
     yy = y.double().cpu().numpy()
     k_emp = np.array([k_factor(K_diag[e], yy[e]) for e in range(n_chains)])
     out = dict(wp=wp, wn=wn, a=a, A=(a * G).sum(-1), eps=eps, seconds=run.seconds, k=k_emp)
-    _RUNS[key] = out
+    ctx.cache[key] = out
     return out
 
 
 def _chain_mean_se(x):
     """Mean over samples per chain, then mean and standard error across independent chains."""
-    m = x.reshape(x.shape[0], x.shape[1], -1).mean(axis=(0, 2))
-    return float(m.mean()), float(m.std(ddof=1) / math.sqrt(m.size))
+    m, se = mean_se(x.reshape(x.shape[0], x.shape[1], -1).mean(axis=(0, 2)))
+    return float(m), float(se)
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,26 +162,24 @@ def posterior_bound(ctx: CaseContext) -> CaseOutcome:
                          "errors across chains plus the resolution 1/(samples x chains)",
                 ))
         curves[label] = (np.array(rows), ldt)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (label, (rows, ldt)) in zip(axes, curves.items(), strict=True):
-        chi = 1.0 if label == "standard" else float(N)
-        ax.errorbar(rows[:, 0], rows[:, 1], yerr=rows[:, 2], fmt="o", label="Langevin ensemble")
-        Pg = np.geomspace(rows[0, 0] / 2, rows[-1, 0] * 4, 60)
-        ak = ak_two_layer_erf(Pg, d, N, kappa=kappa, chi=chi)
-        ax.plot(Pg, ak.mean_alignment, "-", label="adaptive-kernel closure (App. G)")
-        for a_thr, ps in zip(alphas, ldt.P_star, strict=True):
-            ax.axvline(ps, ls=":", color="k")
-            ax.text(ps, 0.95, f"P*({a_thr})", rotation=90, va="top", fontsize=8,
-                    transform=ax.get_xaxis_transform())
-        ax.set_xscale("log")
-        ax.set_xlabel("P")
-        ax.set_ylabel("alignment A_f")
-        ax.set_title(f"d=N={d}, {label}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "ldt_posterior_bound.png", dpi=120)
-    plt.close(fig)
-    return CaseOutcome(quantities, ["ldt_posterior_bound.png"],
+    with ctx.figure("ldt_posterior_bound.png", 1, 2, figsize=(10, 4)) as (_fig, axes):
+        for ax, (label, (rows, ldt)) in zip(axes, curves.items(), strict=True):
+            chi = 1.0 if label == "standard" else float(N)
+            ax.errorbar(rows[:, 0], rows[:, 1], yerr=rows[:, 2], fmt="o",
+                        label="Langevin ensemble")
+            Pg = np.geomspace(rows[0, 0] / 2, rows[-1, 0] * 4, 60)
+            ak = ak_two_layer_erf(Pg, d, N, kappa=kappa, chi=chi)
+            ax.plot(Pg, ak.mean_alignment, "-", label="adaptive-kernel closure (App. G)")
+            for a_thr, ps in zip(alphas, ldt.P_star, strict=True):
+                ax.axvline(ps, ls=":", color="k")
+                ax.text(ps, 0.95, f"P*({a_thr})", rotation=90, va="top", fontsize=8,
+                        transform=ax.get_xaxis_transform())
+            ax.set_xscale("log")
+            ax.set_xlabel("P")
+            ax.set_ylabel("alignment A_f")
+            ax.set_title(f"d=N={d}, {label}")
+            ax.legend(fontsize=8)
+    return CaseOutcome(quantities, [],
                        params=dict(d=d, N=N, kappa=kappa, alphas=alphas, **{
                            k: v for k, v in cfg.items() if k in ("n_chains", "n_steps")}),
                        notes="E(alpha) and P_* = (2 kappa/k) E from the exact per-neuron CGF "
@@ -221,9 +235,16 @@ def tilted_histogram(ctx: CaseContext) -> CaseOutcome:
     cfg = SIZES[ctx.size]
     d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
     thr = outlier_threshold(d)
-    quantities, figs = [], []
-    fig, axes = plt.subplots(1, len(cfg["P_hist"]), figsize=(5 * len(cfg["P_hist"]), 4))
-    for ax, P in zip(np.atleast_1d(axes), cfg["P_hist"], strict=True):
+    quantities = []
+    with ctx.figure("ldt_tilted_histogram.png", 1, len(cfg["P_hist"]),
+                    figsize=(5 * len(cfg["P_hist"]), 4), squeeze=False) as (_fig, axes):
+        _tilted_histogram_panels(ctx, cfg, axes[0], thr, quantities)
+    return CaseOutcome(quantities, [], params=dict(d=d, N=N, kappa=kappa, P=cfg["P_hist"]))
+
+
+def _tilted_histogram_panels(ctx, cfg, axes, thr, quantities):
+    d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
+    for ax, P in zip(axes, cfg["P_hist"], strict=True):
         run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
                         n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="standard")
         A_mean, _ = _chain_mean_se(run["A"])
@@ -248,11 +269,6 @@ def tilted_histogram(ctx: CaseContext) -> CaseOutcome:
         ax.set_xlabel("w . w*")
         ax.set_title(f"d=N={d}, P={P}")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "ldt_tilted_histogram.png", dpi=120)
-    plt.close(fig)
-    figs.append("ldt_tilted_histogram.png")
-    return CaseOutcome(quantities, figs, params=dict(d=d, N=N, kappa=kappa, P=cfg["P_hist"]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,30 +290,27 @@ FP_SIZES = {"quick": dict(d=20, N=1000, n=300, seeds=(0, 1, 2)),
 def feature_propagation(ctx: CaseContext) -> CaseOutcome:
     cfg = FP_SIZES[ctx.size]
     D = np.array([0.0, 1, 3, 10, 30, 100, 300, 1000])
+    # one independent replica per entry of cfg["seeds"], each on its own stream of this case
     norms = np.array([feature_propagation_rkhs(D, d=cfg["d"], N=cfg["N"], n=cfg["n"],
-                                               seed=ctx.seed + s, rcond=1e-6)["rkhs_norm"]
+                                               seed=ctx.rng(s), rcond=1e-6)["rkhs_norm"]
                       for s in cfg["seeds"]])
     big = D >= 100
     slopes = [np.polyfit(np.log(D[big]), np.log(r[big]), 1)[0] for r in norms]
-    s_mean = float(np.mean(slopes))
-    s_se = float(np.std(slopes, ddof=1) / math.sqrt(len(slopes)))
+    s_mean, s_se = (float(v) for v in mean_se(slopes))
     q = compare("slope of log RKHS norm of phi*^2 vs log D (D >= 100)", -2.0, s_mean,
                 stderr=s_se, kind="abs", tol=0.3 + 3 * s_se,
                 note="Claim (ii) predicts -n = -2; the base-kernel part of the norm bends the "
                      "slope at finite D (tolerance 0.3 fixed in advance) plus 3 standard errors "
                      "over seeds")
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for r in norms:
-        ax.loglog(D[1:], r[1:], "o-", alpha=0.6)
-    ax.loglog(D[big], norms[:, big].mean(0)[0] * (D[big] / D[big][0]) ** -2.0, "k--",
-              label="D^-2")
-    ax.set_xlabel("GFL amplification D")
-    ax.set_ylabel("<phi*^2, K^-1, phi*^2>")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "ldt_feature_propagation.png", dpi=120)
-    plt.close(fig)
-    return CaseOutcome([q], ["ldt_feature_propagation.png"], params=dict(D=D.tolist(), **{
+    with ctx.figure("ldt_feature_propagation.png", figsize=(5, 4)) as (_fig, ax):
+        for r in norms:
+            ax.loglog(D[1:], r[1:], "o-", alpha=0.6)
+        ax.loglog(D[big], norms[:, big].mean(0)[0] * (D[big] / D[big][0]) ** -2.0, "k--",
+                  label="D^-2")
+        ax.set_xlabel("GFL amplification D")
+        ax.set_ylabel("<phi*^2, K^-1, phi*^2>")
+        ax.legend()
+    return CaseOutcome([q], [], params=dict(D=D.tolist(), **{
         k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()}))
 
 
@@ -335,7 +348,7 @@ def pstar_exponent(ctx: CaseContext) -> CaseOutcome:
     cfg = EXP_SIZES[ctx.size]
     ds = np.array(cfg["ds"], dtype=float)
     alpha, kappa = cfg["alpha"], cfg["kappa"]
-    rng = np.random.default_rng(ctx.seed)
+    rng = ctx.rng(0)  # bootstrap resampling
     per_d = []
     for d in cfg["ds"]:
         Ps = np.array([f * d for f in cfg["P_factors"]])
@@ -373,16 +386,13 @@ def pstar_exponent(ctx: CaseContext) -> CaseOutcome:
                 kind="z" if math.isfinite(se) and se > 0 else "abs", tol=3.0 if se > 0 else 0.3,
                 note="3 bootstrap standard errors (chains resampled); the LDT exponent is taken "
                      "over the same d values, so finite-d drift is shared")
-    fig, ax = plt.subplots(figsize=(5, 4))
-    ax.loglog(ds, cross, "o", label=f"simulation: P at A = {alpha}")
-    ax.loglog(ds, ldt, "s--", label="exact LDT P_*(alpha)")
-    ax.set_xlabel("d (N = d)")
-    ax.set_ylabel("P")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "ldt_pstar_exponent.png", dpi=120)
-    plt.close(fig)
-    return CaseOutcome([q], ["ldt_pstar_exponent.png"],
+    with ctx.figure("ldt_pstar_exponent.png", figsize=(5, 4)) as (_fig, ax):
+        ax.loglog(ds, cross, "o", label=f"simulation: P at A = {alpha}")
+        ax.loglog(ds, ldt, "s--", label="exact LDT P_*(alpha)")
+        ax.set_xlabel("d (N = d)")
+        ax.set_ylabel("P")
+        ax.legend(fontsize=8)
+    return CaseOutcome([q], [],
                        params=dict(ds=list(cfg["ds"]), alpha=alpha, crossings=cross.tolist(),
                                    ldt_P_star=ldt))
 
@@ -436,15 +446,12 @@ def specialists_width(ctx: CaseContext) -> CaseOutcome:
             "exponent of the specialist count in N", 0.5, s, stderr=s_se,
             kind="z" if s_se else "abs", tol=3.0 if s_se else 0.15,
             note="pattern heuristic M ∝ sqrt(N/d); 3 standard errors of the weighted fit"))
-    fig, ax = plt.subplots(figsize=(5, 4))
-    ax.errorbar(np.sqrt(Ns / d), counts, yerr=ses, fmt="o", label="Langevin ensemble")
-    ax.plot(np.sqrt(Ns / d), ldt_counts, "s--", label="LDT at the simulated alignment")
-    ax.set_xlabel("sqrt(N/d)")
-    ax.set_ylabel("specialists per network")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "ldt_specialists_width.png", dpi=120)
-    plt.close(fig)
-    return CaseOutcome(quantities, ["ldt_specialists_width.png"],
+    with ctx.figure("ldt_specialists_width.png", figsize=(5, 4)) as (_fig, ax):
+        ax.errorbar(np.sqrt(Ns / d), counts, yerr=ses, fmt="o", label="Langevin ensemble")
+        ax.plot(np.sqrt(Ns / d), ldt_counts, "s--", label="LDT at the simulated alignment")
+        ax.set_xlabel("sqrt(N/d)")
+        ax.set_ylabel("specialists per network")
+        ax.legend(fontsize=8)
+    return CaseOutcome(quantities, [],
                        params=dict(d=d, P=P, widths=list(cfg["widths"]), counts=counts.tolist(),
                                    ldt_counts=ldt_counts))
