@@ -14,6 +14,8 @@ import torch
 
 __all__ = [
     "as_generator",
+    "check_count",
+    "check_generator",
     "check_int",
     "check_nonneg_float",
     "check_pos_float",
@@ -32,6 +34,14 @@ def check_int(name: str, v, *, minimum: int | None = None) -> int:
     return v
 
 
+def check_count(name: str, v, *, minimum: int = 0) -> int:
+    """``v`` as an int ``>= minimum`` for counts (steps, sizes, intervals): a value of the wrong
+    type or below ``minimum`` raises ValueError "``name`` must be an int >= ``minimum``"."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+    return int(v)
+
+
 def check_real(name: str, v) -> float:
     """``v`` as a finite float (numpy scalars and 0-d tensors accepted, bools rejected)."""
     if isinstance(v, torch.Tensor) and v.ndim == 0 and not v.is_complex():
@@ -48,7 +58,7 @@ def check_pos_float(name: str, v) -> float:
     """``v`` as a finite float ``> 0``."""
     v = check_real(name, v)
     if v <= 0:
-        raise ValueError(f"{name} must be > 0, got {v}")
+        raise ValueError(f"{name} must be a finite real number > 0, got {v}")
     return v
 
 
@@ -56,7 +66,7 @@ def check_nonneg_float(name: str, v) -> float:
     """``v`` as a finite float ``>= 0``."""
     v = check_real(name, v)
     if v < 0:
-        raise ValueError(f"{name} must be >= 0, got {v}")
+        raise ValueError(f"{name} must be a finite real number >= 0, got {v}")
     return v
 
 
@@ -67,6 +77,15 @@ def check_seed(seed, *, name: str = "seed") -> int:
     if int(seed) < 0:
         raise ValueError(f"{name} must be a non-negative int, got {int(seed)}")
     return int(seed)
+
+
+def check_generator(generator, *, name: str = "generator") -> torch.Generator:
+    """``generator`` checked to be a ``torch.Generator`` (``None`` rejected: richlazy never draws
+    from torch's global stream)."""
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"{name} must be a torch.Generator (explicit randomness), "
+                        f"got {type(generator).__name__}")
+    return generator
 
 
 def as_generator(seed, device, *, name: str = "seed") -> torch.Generator:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from richlazy.theory.checks import as_float_array, check_real
 
 __all__ = [
     "class_mean_activations",
@@ -23,15 +24,9 @@ __all__ = [
 ]
 
 
-def _np(x):
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
 def class_mean_activations(activations, labels, m: int) -> np.ndarray:
     """Class-averaged activations: (..., N, P) with training labels (P,) -> (..., N, m)."""
-    a = _np(activations).astype(float)
+    a = as_float_array("activations", activations, finite=False)
     labels = np.asarray(labels)
     if a.shape[-1] != labels.shape[0]:
         raise ValueError(
@@ -46,9 +41,8 @@ def class_mean_activations(activations, labels, m: int) -> np.ndarray:
 
 def neuron_codes(class_means, *, threshold: float = 0.5) -> np.ndarray:
     """Boolean codes (..., N, m): class c active iff the class mean exceeds ``threshold``."""
-    cm = _np(class_means)
-    if not np.isfinite(threshold):
-        raise ValueError(f"threshold must be finite, got {threshold}")
+    cm = as_float_array("class_means", class_means, finite=False)
+    threshold = check_real("threshold", threshold)
     return cm > threshold
 
 
@@ -78,7 +72,7 @@ class CodeFractions:
 
 def code_fractions(codes) -> CodeFractions:
     """Fractions of neurons per code from boolean codes (E, N, m) (or (N, m))."""
-    c = _np(codes).astype(bool)
+    c = as_float_array("codes", codes, finite=False).astype(bool)
     if c.ndim == 2:
         c = c[None]
     if c.ndim != 3:
@@ -98,7 +92,7 @@ def code_persistence(codes_t) -> np.ndarray:
     """Fraction of neurons whose code at recorded time s equals their code at time 0:
     codes_t (S, E, N, m) -> (S,) (1 at s = 0). A persistence that stays near 1 over sampling
     time is the signature of broken permutation symmetry (neurons keep their codes)."""
-    c = _np(codes_t).astype(bool)
+    c = as_float_array("codes_t", codes_t, finite=False).astype(bool)
     if c.ndim != 4:
         raise ValueError(f"codes_t must have shape (S, E, N, m), got {c.shape}")
     same = np.all(c == c[:1], axis=-1)  # (S, E, N)
@@ -108,7 +102,7 @@ def code_persistence(codes_t) -> np.ndarray:
 def top_k_active(activations, k: int) -> np.ndarray:
     """Indices (..., k) of the k neurons with the largest mean activation over inputs;
     activations (..., N, P)."""
-    a = _np(activations)
+    a = as_float_array("activations", activations, finite=False)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= a.shape[-2]:
         raise ValueError(f"k must be an int in 1..N = {a.shape[-2]}, got {k!r}")
     score = a.mean(axis=-1)

@@ -30,7 +30,7 @@ def layer_kernels(post, theta, X=None, *, generator=None, layers=None) -> list[t
     """Kernels ``K_l(x, x') = (1/N) sum_i phi(z_i^l(x)) phi(z_i^l(x'))`` (seed 000, Eq. 2) for
     l = 1..L (or the given ``layers``), each (E, Q, Q) on inputs X (default: training inputs)."""
     zs = post.preactivations(theta, X, generator=generator)
-    phi = post._phi
+    phi = post.phi
     L = len(zs)
     layers = range(1, L + 1) if layers is None else layers
     out = []

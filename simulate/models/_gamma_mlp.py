@@ -29,34 +29,21 @@ Implementation notes
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
+from .._divergence import DivergedError, member_list, nonfinite_members
+from ..checks import check_generator, check_int, check_pos_float
+
 __all__ = ["GammaMLPResult", "gamma_learning_rate", "gamma_mlp_output", "init_gamma_mlp",
            "lazy_gamma", "train_gamma_mlp"]
 
 
-def _int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {v!r} ({type(v).__name__})")
-    v = int(v)
-    if v < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {v}")
-    return v
-
-
-def _pos(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < math.inf):
-        raise ValueError(f"{name} must be a finite real number > 0, got {v!r}")
-    return float(v)
-
-
 def lazy_gamma(d: float) -> float:
     """γ = 10⁻⁵/√d, the seed's numerical stand-in for the lazy limit γ → 0 (§3.3)."""
-    return 1e-5 / math.sqrt(_pos("d", d))
+    return 1e-5 / math.sqrt(check_pos_float("d", d))
 
 
 def gamma_learning_rate(gamma, d_eff: float, alpha0: float):
@@ -64,19 +51,17 @@ def gamma_learning_rate(gamma, d_eff: float, alpha0: float):
     g = torch.as_tensor(gamma, dtype=torch.float64)
     if torch.any(~torch.isfinite(g)) or torch.any(g <= 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma!r}")
-    d_eff = _pos("d_eff", d_eff)
-    alpha0 = _pos("alpha0", alpha0)
+    d_eff = check_pos_float("d_eff", d_eff)
+    alpha0 = check_pos_float("alpha0", alpha0)
     return torch.where(g <= 1, g**2 * d_eff * alpha0, g * math.sqrt(d_eff) * alpha0)
 
 
 def init_gamma_mlp(n_members: int, in_dim: int, width: int, *, generator, dtype=torch.float32):
     """Initial weights W0 (E, m, D) ~ N(0, 1/m) and readouts a0 (E, m) ~ N(0, 1/m) (App. G.1)."""
-    E = _int("n_members", n_members, 1)
-    D = _int("in_dim", in_dim, 1)
-    m = _int("width", width, 1)
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    dev = generator.device
+    E = check_int("n_members", n_members, minimum=1)
+    D = check_int("in_dim", in_dim, minimum=1)
+    m = check_int("width", width, minimum=1)
+    dev = check_generator(generator).device
     W0 = torch.randn(E, m, D, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
     a0 = torch.randn(E, m, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
     return W0, a0
@@ -142,6 +127,9 @@ class GammaMLPResult:
                                  preceding training batch.
     W0, a0, dW, da               initial parameters and final displacements (W = W0 + dW).
     gamma, alpha : (E,)          richness and learning rate of each member; d_eff, alpha0, steps.
+    diverged : (E,) bool         members with a non-finite training loss or parameters at an
+                                 evaluation step (the policy of every simulate result; see the
+                                 ``throw`` argument of :func:`train_gamma_mlp`).
     """
 
     final_accuracy: torch.Tensor
@@ -161,6 +149,7 @@ class GammaMLPResult:
     d_eff: float
     alpha0: float
     steps: int
+    diverged: torch.Tensor
 
     @property
     def W(self) -> torch.Tensor:
@@ -186,20 +175,26 @@ def train_gamma_mlp(
     dtype=torch.float32,
     eval_chunk: int = 2048,
     init=None,
+    throw: bool = False,
 ) -> GammaMLPResult:
     """Train E centred γ-MLPs with SGD on BCE in one batched tensor program (seed 003 App. G).
 
     ``sample_batch(generator) -> (x, y)`` returns one training batch per member, x (E, B, D),
-    y (E, B) in {0, 1} (e.g. a closure over :func:`~richlazy.simulate.tasks._same_different.sd_train_batch`).
+    y (E, B) in {0, 1} (e.g. a closure over :func:`~richlazy.simulate.sd_train_batch`).
     ``x_test`` (E, n, D), ``y_test`` (E, n) is each member's fixed test set. ``gamma`` (E,) the
     richness of each member; ``d_eff`` the d in the output scale 1/(γ√d) and in the learning-rate
     rule (the SD input dimension, or 1 for image tasks). The device is the generator's device;
     all data must live there. ``init = (W0, a0)`` replaces the random initialisation (e.g. to
     train the same networks batched and one by one). Returns a :class:`GammaMLPResult`.
+
+    Divergence (checked at every evaluation step: non-finite training loss or parameters) is
+    flagged per member in ``result.diverged``; ``throw=True`` raises
+    :class:`~richlazy.simulate.DivergedError` at the first such check instead. Members are
+    independent, so a diverged member does not affect the others.
     """
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    dev = generator.device
+    dev = check_generator(generator).device
+    if not isinstance(throw, bool):
+        raise TypeError(f"throw must be a bool, got {throw!r}")
     if not (isinstance(x_test, torch.Tensor) and x_test.ndim == 3):
         raise ValueError("x_test must be a tensor of shape (E, n, D)")
     E, n_test, D = x_test.shape
@@ -212,12 +207,12 @@ def train_gamma_mlp(
         gam = gam.expand(E).clone()
     if gam.shape != (E,):
         raise ValueError(f"gamma must be a scalar or have one entry per member ({E}), got {gamma!r}")
-    d_eff = _pos("d_eff", d_eff)
-    alpha0 = _pos("alpha0", alpha0)
+    d_eff = check_pos_float("d_eff", d_eff)
+    alpha0 = check_pos_float("alpha0", alpha0)
     alpha = gamma_learning_rate(gam, d_eff, alpha0)
-    m = _int("width", width, 1)
-    steps = _int("steps", steps, 1)
-    eval_every = _int("eval_every", eval_every, 1)
+    m = check_int("width", width, minimum=1)
+    steps = check_int("steps", steps, minimum=1)
+    eval_every = check_int("eval_every", eval_every, minimum=1)
 
     if init is None:
         W0, a0 = init_gamma_mlp(E, D, m, generator=generator, dtype=dtype)
@@ -242,6 +237,7 @@ def train_gamma_mlp(
 
     hist_steps, hist_acc = [0], [evaluate()[0]]
     hist_loss = [torch.full((E,), math.log(2.0), device=dev, dtype=dtype)]
+    diverged = torch.zeros(E, dtype=torch.bool, device=dev)
     for t in range(1, steps + 1):
         x, y = sample_batch(generator)
         if x.shape[0] != E or x.shape[2] != D or y.shape != x.shape[:2]:
@@ -253,6 +249,11 @@ def train_gamma_mlp(
         da -= lr[:, None] * grad_a
         dW -= lr[:, None, None] * grad_W
         if record:
+            bad = nonfinite_members(E, loss, da, dW)
+            if throw and bool(bad.any()):
+                raise DivergedError(f"train_gamma_mlp: non-finite loss or parameters at step {t} in "
+                                    f"{member_list(bad)}; reduce alpha0 or the input scale")
+            diverged |= bad
             hist_steps.append(t)
             hist_acc.append(evaluate()[0])
             hist_loss.append(loss)
@@ -272,4 +273,5 @@ def train_gamma_mlp(
         train_loss=torch.stack(hist_loss).to(cpu),
         W0=W0.contiguous().to(cpu), a0=a0.to(cpu), dW=dW.contiguous().to(cpu), da=da.to(cpu),
         gamma=gam.clone(), alpha=alpha.clone(), d_eff=d_eff, alpha0=alpha0, steps=steps,
+        diverged=diverged.to(cpu),
     )

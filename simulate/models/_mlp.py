@@ -28,6 +28,9 @@ from dataclasses import dataclass
 
 import torch
 
+from .._divergence import DivergedError, member_list
+from ..checks import check_count, check_generator, check_nonneg_float, check_pos_float
+
 __all__ = ["MLPParams", "MLPTrainResult", "init_mlp_ensemble", "mlp_forward", "train_mlp_ensemble"]
 
 
@@ -69,11 +72,6 @@ class MLPParams:
         )
 
 
-def _check_generator(generator):
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-
-
 def init_mlp_ensemble(
     n_members: int,
     d_in: int,
@@ -101,9 +99,9 @@ def init_mlp_ensemble(
         raise ValueError(f"depth must be 2 or 3 (weight layers), got {depth!r}")
     if zero_output and width % 2:
         raise ValueError(f"zero_output=True needs an even width, got width={width}")
-    if not (gain > 0 and output_scale > 0):
-        raise ValueError(f"gain and output_scale must be > 0, got {gain!r}, {output_scale!r}")
-    _check_generator(generator)
+    gain = check_pos_float("gain", gain)
+    output_scale = check_pos_float("output_scale", output_scale)
+    check_generator(generator)
     dims = [d_in] + [width] * (depth - 1) + [n_out]
     ws = []
     for layer, (a, b) in enumerate(zip(dims[:-1], dims[1:], strict=True)):
@@ -155,7 +153,8 @@ class MLPTrainResult:
     loss_history : (R, E) full-data training loss (targets scaled by 1/α) at ``record_steps``.
     record_steps : (R,) step indices of the records (0 = before training, last = ``steps``).
     final_loss : (E,) last recorded loss.  diverged : (E,) bool, non-finite loss seen (that
-    member's updates were stopped).  steps : number of steps taken.
+    member's updates were stopped; the policy of every simulate result, see ``throw``).
+    steps : number of steps taken.
     """
 
     params: MLPParams
@@ -197,6 +196,7 @@ def train_mlp_ensemble(
     generator: torch.Generator | None = None,
     record_every: int | None = None,
     num_threads: int | None = None,
+    throw: bool = False,
 ) -> MLPTrainResult:
     """Train every member of the ensemble by (minibatch) gradient descent on its own MSE loss.
 
@@ -216,6 +216,9 @@ def train_mlp_ensemble(
     num_threads : int, optional   torch intra-op threads while training (restored afterwards).
         Small CPU ensembles (matrices of a few hundred rows) run fastest with 1: thread
         start-up dominates, and on a loaded machine OpenMP waits can cost milliseconds per op.
+    throw : bool   raise :class:`~richlazy.simulate.DivergedError` at the first step with a
+        non-finite loss; by default (False) such members are flagged in ``result.diverged``, their
+        updates stop and the others train on.
     """
     E = params.n_members
     w0 = params.weights[0]
@@ -230,8 +233,7 @@ def train_mlp_ensemble(
         raise ValueError(f"Y must have shape ({n}, {C}) or ({E}, {n}, {C}), got {tuple(Yb.shape)}")
     if not bool(torch.isfinite(Xb).all()) or not bool(torch.isfinite(Yb).all()):
         raise ValueError("X and Y must be finite")
-    if not (isinstance(steps, int) and steps >= 0):
-        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    steps = check_count("steps", steps, minimum=0)
     lr_t = _per_member(lr, E, "lr", dtype, device)
     alpha_t = _per_member(alpha, E, "alpha", dtype, device)
     frozen = torch.as_tensor(last_layer_only, dtype=torch.bool, device=device)
@@ -239,16 +241,16 @@ def train_mlp_ensemble(
         frozen = frozen.expand(E)
     if frozen.shape != (E,):
         raise ValueError(f"last_layer_only must be a bool or have shape ({E},)")
-    if not (weight_decay >= 0 and math.isfinite(weight_decay)):
-        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
+    weight_decay = check_nonneg_float("weight_decay", weight_decay)
     if batch_size is not None:
         if not (isinstance(batch_size, int) and 1 <= batch_size <= n):
             raise ValueError(f"batch_size must be an int in [1, {n}] or None, got {batch_size!r}")
-        _check_generator(generator)
+        check_generator(generator)
     if record_every is None:
         record_every = max(1, steps // 50)
-    if not (isinstance(record_every, int) and record_every >= 1):
-        raise ValueError(f"record_every must be a positive int, got {record_every!r}")
+    record_every = check_count("record_every", record_every, minimum=1)
+    if not isinstance(throw, bool):
+        raise TypeError(f"throw must be a bool, got {throw!r}")
     if num_threads is not None and not (isinstance(num_threads, int) and num_threads >= 1):
         raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
     previous = torch.get_num_threads()
@@ -266,6 +268,7 @@ def train_mlp_ensemble(
             batch_size,
             generator,
             record_every,
+            throw,
         )
     finally:
         if num_threads is not None:
@@ -273,7 +276,7 @@ def train_mlp_ensemble(
 
 
 def _gd_loop(
-    params, Xb, Yt, lr_t, frozen, weight_decay, steps, batch_size, generator, record_every
+    params, Xb, Yt, lr_t, frozen, weight_decay, steps, batch_size, generator, record_every, throw
 ) -> MLPTrainResult:
     E, n = Xb.shape[0], Xb.shape[1]
     dtype, device = Xb.dtype, Xb.device
@@ -305,6 +308,9 @@ def _gd_loop(
             xb, yb = Xb[ar, idx], Yt[ar, idx]
         loss = _loss(ws, xb, yb, g, s_out)
         bad = ~torch.isfinite(loss)
+        if throw and bool(bad.any()):
+            raise DivergedError(f"train_mlp_ensemble: non-finite loss at step {step} in "
+                                f"{member_list(bad)}; reduce lr or the input scale")
         diverged |= bad
         alive = alive * (~bad).to(dtype)
         grads = torch.autograd.grad(torch.where(bad, 0.0, loss).sum(), ws)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..checks import check_count, check_int
 from ._activations import ACTIVATIONS, activation_pair
 
 __all__ = ["NetworkSpec", "NetworkPosterior", "REGIMES"]
@@ -59,11 +60,7 @@ class NetworkSpec:
 
     def __post_init__(self):
         for name in ("N0", "N", "L", "m"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{name} must be an int, got {v!r}")
-            if v < 1:
-                raise ValueError(f"{name} must be >= 1, got {v}")
+            check_int(name, getattr(self, name), minimum=1)
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.regime not in REGIMES:
@@ -152,7 +149,9 @@ class NetworkPosterior:
         self.sigma_w2 = float(sigma_w2)
         self.beta = (spec.N if spec.regime == "nonlazy" else 1.0) / self.T
         self.Yt = self.Y.T.contiguous()  # (m, P)
-        self._phi, self._dphi = activation_pair(spec.activation)
+        phi, dphi = activation_pair(spec.activation)
+        self._phi = phi
+        self._dphi = dphi
         offs, o = {}, 0
         for name, (a, b) in spec.shapes(P if self.projected else None):
             offs[name] = (o, a, b)
@@ -165,6 +164,32 @@ class NetworkPosterior:
         self.precision = prec  # prior precision of each flat coordinate
 
     # -- parameter layout ----------------------------------------------------------------------
+
+    @property
+    def phi(self):
+        """The activation phi as a callable on tensors (seed 000 §1.1)."""
+        return self._phi
+
+    @property
+    def dphi(self):
+        """The derivative phi' as a callable on tensors."""
+        return self._dphi
+
+    @property
+    def input_basis(self) -> torch.Tensor | None:
+        """(N0, P) orthonormal basis Q of span(X) when the inputs are projected, else None.
+
+        With projected inputs the first-layer weights act on coordinates in this basis:
+        z = W1 (Q^T x) / sqrt(N0) for a test input x with its part orthogonal to span(X) sampled
+        from the prior (see :meth:`preactivations`)."""
+        return self._Q if self.projected else None
+
+    @property
+    def input_coordinates(self) -> torch.Tensor | None:
+        """(P, P) coordinates R = Q^T X of the training inputs in :attr:`input_basis` when the
+        inputs are projected, else None."""
+        return self._Xin if self.projected else None
+
     def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
         """Views ``{"W1": (E,N,N0), ..., "A": (E,N,m)}`` into the flat (E, D) tensor."""
         E = theta.shape[0]
@@ -175,8 +200,7 @@ class NetworkPosterior:
 
     def sample_prior(self, n_chains: int, *, generator: torch.Generator) -> torch.Tensor:
         """Draw (n_chains, D) parameters from the Gaussian prior."""
-        if isinstance(n_chains, bool) or not isinstance(n_chains, int) or n_chains < 1:
-            raise ValueError(f"n_chains must be an int >= 1, got {n_chains!r}")
+        check_count("n_chains", n_chains, minimum=1)
         z = torch.randn(n_chains, self.D, generator=generator, device=self.device, dtype=self.dtype)
         return z * self.precision.rsqrt()
 
@@ -231,9 +255,14 @@ class NetworkPosterior:
         h = self._phi(self.preactivations(theta, X, generator=generator)[-1])
         return torch.matmul(h.transpose(1, 2), p["A"]) * self.spec.readout_scale
 
-    def grad(self, theta: torch.Tensor):
-        """Gradient of Phi (E, D) and info ``{"loss": (E,)}`` with loss = ½||Y - F||^2."""
+    def grad(self, theta: torch.Tensor, *, beta: float | None = None):
+        """Gradient of Phi (E, D) and info ``{"loss": (E,)}`` with loss = ½||Y - F||^2.
+
+        ``beta``: likelihood weight to use instead of :attr:`beta` (= N/T or 1/T), e.g. the
+        weight N/T_s at step s of simulated annealing; the prior term is unchanged and the
+        posterior object is not modified."""
         spec = self.spec
+        beta = self.beta if beta is None else beta
         p = self.unflatten(theta)
         s = spec.readout_scale
         zs = self.preactivations(theta)
@@ -243,7 +272,7 @@ class NetworkPosterior:
         F = torch.matmul(A.transpose(1, 2), hL) * s  # (E, m, P)
         R = F - self.Yt  # residual
         loss = 0.5 * R.square().sum(dim=(1, 2))
-        bR = R * (self.beta * s)
+        bR = R * (beta * s)
         gA = torch.matmul(hL, bR.transpose(1, 2))  # (E, N, m)
         gH = torch.matmul(A, bR)  # (E, N, P)
         grads = {"A": gA}

@@ -1,6 +1,11 @@
 """The one loop that runs a sampler: burn-in, thinning, progress bar, divergence detection,
 periodic atomic checkpoints and exact resume.
 
+Divergence follows the policy of :mod:`richlazy.simulate` (one ``diverged`` flag per ensemble
+member): by default (``throw=True``) the driver raises :class:`SamplerDivergedError` as soon as a
+chain produces NaN/inf; with ``throw=False`` it records the diverged chains in
+``ChainRun.diverged`` and runs to the end.
+
 The step function is pure: ``step_fn(state, generator) -> (state, info)``. The driver owns the
 ``torch.Generator``; a checkpoint stores the sampler state, the generator state, the step counter
 and every observation recorded so far, so a resumed run continues the very same random stream
@@ -21,11 +26,10 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 import torch
 from tqdm.auto import tqdm
 
+from .._divergence import SamplerDivergedError, member_list, nonfinite_members
+from ..checks import check_count, check_generator
+
 __all__ = ["ChainRun", "SamplerDivergedError", "run_chain", "atomic_torch_save"]
-
-
-class SamplerDivergedError(FloatingPointError):
-    """The chain produced NaN/inf; the message says when and what to change."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,8 @@ class ChainRun:
     state : final sampler state.
     n_steps : total steps taken;  seconds : wall time of this call (excludes earlier sessions);
     resumed_from : step a checkpoint was resumed from (None when started fresh).
+    diverged : (E,) bool (on CPU), chains that produced NaN/inf at a divergence check (all False
+        unless ``run_chain(..., throw=False)``; with the default ``throw=True`` it raises).
     """
 
     samples: dict
@@ -45,6 +51,7 @@ class ChainRun:
     n_steps: int
     seconds: float
     resumed_from: int | None
+    diverged: torch.Tensor
 
 
 def atomic_torch_save(obj, path: pathlib.Path) -> None:
@@ -71,12 +78,6 @@ def _state_to_dict(state):
     return {f.name: getattr(state, f.name) for f in fields(state)}
 
 
-def _check_pos_int(name, v, minimum=1):
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
-    return v
-
-
 def run_chain(
     state,
     step_fn: Callable,
@@ -93,6 +94,7 @@ def run_chain(
     divergence_hint: str = "reduce the step size or the temperature",
     progress: bool = True,
     desc: str = "sampling",
+    throw: bool = True,
 ) -> ChainRun:
     """Run ``n_steps`` steps of ``step_fn`` from ``state``.
 
@@ -109,19 +111,27 @@ def run_chain(
     checkpoint_every : steps between checkpoints.
     config : JSON-serialisable description of the run; stored in checkpoints and compared on
         resume so that a checkpoint of a different run is never continued silently.
-    divergence_check_every : steps between NaN/inf checks of the positions and the loss.
+    divergence_check_every : steps between NaN/inf checks of the positions (per chain: row e of
+        ``state.theta``) and of ``info["loss"]`` (entry e when it has one entry per chain).
     divergence_hint : advice appended to the divergence error.
     progress : show a tqdm progress bar on stderr.
+    throw : raise :class:`SamplerDivergedError` at the first check that finds a diverged chain
+        (default). With False the diverged chains are flagged in ``ChainRun.diverged`` and the
+        run goes on (chains are independent rows, so the others are unaffected; observables
+        recorded from a diverged chain are NaN/inf).
     """
-    n_steps = _check_pos_int("n_steps", n_steps)
-    burn_in = _check_pos_int("burn_in", burn_in, minimum=0)
-    thin = _check_pos_int("thin", thin)
-    checkpoint_every = _check_pos_int("checkpoint_every", checkpoint_every)
-    divergence_check_every = _check_pos_int("divergence_check_every", divergence_check_every)
+    n_steps = check_count("n_steps", n_steps, minimum=1)
+    burn_in = check_count("burn_in", burn_in, minimum=0)
+    thin = check_count("thin", thin, minimum=1)
+    checkpoint_every = check_count("checkpoint_every", checkpoint_every, minimum=1)
+    divergence_check_every = check_count("divergence_check_every", divergence_check_every, minimum=1)
     if burn_in >= n_steps and observe is not None:
         raise ValueError(f"burn_in ({burn_in}) must be smaller than n_steps ({n_steps})")
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    check_generator(generator)
+    if not isinstance(throw, bool):
+        raise TypeError(f"throw must be a bool, got {throw!r}")
+    n_chains = state.theta.shape[0]
+    diverged = torch.zeros(n_chains, dtype=torch.bool)
     cfg_json = json.dumps(config if config is not None else {}, sort_keys=True, default=str)
     cfg_hash = hashlib.sha256(cfg_json.encode()).hexdigest()
 
@@ -143,6 +153,8 @@ def run_chain(
             generator.set_state(ck["generator"])
             records = {k: list(v) for k, v in ck["records"].items()}
             steps_rec = list(ck["sample_steps"])
+            if "diverged" in ck:
+                diverged = ck["diverged"].clone()
             resumed_from = int(state.step)
 
     def save():
@@ -157,6 +169,7 @@ def run_chain(
                 "generator": generator.get_state(),
                 "records": records,
                 "sample_steps": steps_rec,
+                "diverged": diverged,
             },
             checkpoint_path,
         )
@@ -171,15 +184,16 @@ def run_chain(
             state, info = step_fn(state, generator)
             k = int(state.step)
             if k % divergence_check_every == 0 or k == n_steps:
-                bad = not bool(torch.isfinite(state.theta).all())
                 loss = info.get("loss") if isinstance(info, dict) else None
-                if loss is not None and not bool(torch.isfinite(loss).all()):
-                    bad = True
-                if bad:
-                    raise SamplerDivergedError(
-                        f"{desc}: non-finite parameters or loss at step {k} (checked every "
-                        f"{divergence_check_every} steps); {divergence_hint}"
-                    )
+                bad = nonfinite_members(n_chains, state.theta, loss).cpu()
+                if bool(bad.any()):
+                    if throw:
+                        raise SamplerDivergedError(
+                            f"{desc}: non-finite parameters or loss at step {k} in "
+                            f"{member_list(bad, 'chain')} (checked every {divergence_check_every} steps); "
+                            f"{divergence_hint}"
+                        )
+                    diverged |= bad
             if observe is not None and k > burn_in and (k - burn_in) % thin == 0:
                 obs = observe(state)
                 for name, v in obs.items():
@@ -201,6 +215,7 @@ def run_chain(
         n_steps=int(state.step),
         seconds=time.perf_counter() - t0,
         resumed_from=resumed_from,
+        diverged=diverged,
     )
 
 

@@ -20,11 +20,17 @@ from typing import Protocol
 
 import torch
 
+from ..checks import check_pos_float
+
 __all__ = ["Potential", "LangevinState", "langevin_init", "langevin_step", "paper_step_size"]
 
 
 class Potential(Protocol):
-    """What the sampler needs: ``grad(theta) -> (grad Phi (E, D), info dict of (E,) tensors)``."""
+    """What the sampler needs: ``grad(theta) -> (grad Phi (E, D), info dict of (E,) tensors)``.
+
+    A potential whose likelihood can be tempered (e.g. :class:`NetworkPosterior`) also accepts
+    ``grad(theta, beta=b)``: the gradient with the likelihood weight ``beta`` replaced by ``b``
+    (the prior term unchanged); :func:`langevin_step` passes ``beta`` only when it is given."""
 
     def grad(self, theta: torch.Tensor): ...
 
@@ -46,8 +52,13 @@ def langevin_init(theta: torch.Tensor) -> LangevinState:
 
 
 def langevin_step(state: LangevinState, potential: Potential, *, step_size: float,
-                  generator: torch.Generator, noise_dtype: torch.dtype | None = torch.float32):
-    """One ULA step; returns ``(new_state, info)`` and does not modify ``state``.
+                  generator: torch.Generator, noise_dtype: torch.dtype | None = torch.float32,
+                  beta: float | None = None):
+    """One ULA step; returns ``(new_state, info)`` and modifies neither ``state`` nor ``potential``.
+
+    ``beta``: optional inverse temperature of the likelihood for this step, passed on as
+    ``potential.grad(theta, beta=beta)`` (simulated annealing: the temperature is an argument of
+    the step, the potential is never mutated). None: the potential's own weight.
 
     ``noise_dtype``: dtype in which the Gaussian noise is drawn before it is cast to the dtype
     of ``theta`` (None: draw in theta's dtype). The default float32 is a deliberate speed choice:
@@ -55,7 +66,10 @@ def langevin_step(state: LangevinState, potential: Potential, *, step_size: floa
     precision of 2^-24 per noise draw is far below any statistical error of a sampling run. The
     drift is always computed in theta's dtype.
     """
-    g, info = potential.grad(state.theta)
+    if beta is None:
+        g, info = potential.grad(state.theta)
+    else:
+        g, info = potential.grad(state.theta, beta=check_pos_float("beta", beta))
     nd = state.theta.dtype if noise_dtype is None else noise_dtype
     noise = torch.randn(state.theta.shape, generator=generator, device=state.theta.device, dtype=nd)
     new = torch.add(state.theta, g, alpha=-step_size)

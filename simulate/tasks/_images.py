@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_count
+
 __all__ = [
     "DatasetUnavailableError",
     "ImageClassificationData",
@@ -202,13 +204,11 @@ def load_image_classification(
     classes = tuple(int(c) for c in classes)
     if len(classes) < 2 or len(set(classes)) != len(classes) or min(classes) < 0 or max(classes) > 9:
         raise ValueError(f"classes must be >= 2 distinct ids in 0..9, got {classes!r}")
-    for arg, v, lo in (("n_train", n_train, len(classes)), ("n_test", n_test, 0)):
-        if not (isinstance(v, int | np.integer) and v >= lo):
-            raise ValueError(f"{arg} must be an int >= {lo}, got {v!r}")
-    if not isinstance(seed, int | np.integer):
+    n_train = check_count("n_train", n_train, minimum=len(classes))
+    n_test = check_count("n_test", n_test, minimum=0)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise TypeError(f"seed must be an int, got {seed!r}")
-    if not (isinstance(downsample, int | np.integer) and downsample >= 1):
-        raise ValueError(f"downsample must be a positive int, got {downsample!r}")
+    downsample = check_count("downsample", downsample, minimum=1)
     rng = np.random.default_rng(seed)
     k = len(classes)
     if name == "digits":
@@ -275,8 +275,7 @@ def one_hot_targets(labels, n_classes: int, *, y_plus: float = 1.0, y_minus: flo
     lab = np.asarray(labels)
     if lab.ndim != 1:
         raise ValueError(f"labels must be 1-d, got shape {lab.shape}")
-    if not (isinstance(n_classes, int | np.integer) and n_classes >= 1):
-        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
+    n_classes = check_count("n_classes", n_classes, minimum=1)
     if lab.size and (lab.dtype.kind not in "iu" or lab.min() < 0 or lab.max() >= n_classes):
         raise ValueError(f"labels must be integers in [0, {n_classes}), got {lab!r}")
     Y = np.full((lab.size, int(n_classes)), float(y_minus))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_int, check_real, check_seed
+
 __all__ = ["ToyTask", "orthogonal_toy_task"]
 
 
@@ -73,21 +75,16 @@ def orthogonal_toy_task(
     inputs are class 0, the next ``ratios[1] * P`` class 1, etc. (rounded so the counts sum to P).
     Targets are one-hot with values y_plus / y_minus.
     """
-    for name, v in (("P", P), ("N0", N0), ("seed", seed)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} must be an integer, got {v!r}")
-    if P < 1:
-        raise ValueError(f"P must be >= 1, got {P}")
+    P = check_int("P", P, minimum=1)
+    N0 = check_int("N0", N0)
+    seed = check_seed(seed)
     if N0 < P:
         raise ValueError(f"N0 must be >= P for orthogonal inputs, got N0={N0} < P={P}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
     r = np.asarray(ratios, dtype=float)
     if r.ndim != 1 or r.size < 1 or np.any(r <= 0) or not np.isclose(r.sum(), 1.0):
         raise ValueError(f"ratios must be positive class fractions summing to 1, got {ratios!r}")
-    for name, v in (("y_plus", y_plus), ("y_minus", y_minus)):
-        if not np.isfinite(v):
-            raise ValueError(f"{name} must be finite, got {v!r}")
+    y_plus = check_real("y_plus", y_plus)
+    y_minus = check_real("y_minus", y_minus)
     counts = _class_counts(P, r)
     if np.any(counts == 0):
         raise ValueError(f"P={P} is too small for ratios {tuple(r)}: some class would be empty")

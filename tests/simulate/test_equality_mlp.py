@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from richlazy.simulate import sd_symbols, sd_test_batch, sd_train_batch
 from richlazy.simulate.models._gamma_mlp import (
     _loss_and_grads,
     gamma_learning_rate,
@@ -12,7 +13,6 @@ from richlazy.simulate.models._gamma_mlp import (
     lazy_gamma,
     train_gamma_mlp,
 )
-from richlazy.simulate.tasks._same_different import sd_symbols, sd_test_batch, sd_train_batch
 
 
 @pytest.fixture(autouse=True)

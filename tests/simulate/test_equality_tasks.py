@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 import torch
-from richlazy.simulate.tasks._same_different import (
+from richlazy.simulate import (
     PENTOMINO_PATCH,
-    _blur,
     one_sided_pentominoes,
     pentomino_batch,
     pentomino_canonical_id,
@@ -17,6 +16,7 @@ from richlazy.simulate.tasks._same_different import (
     sd_train_batch,
     split_pentominoes,
 )
+from richlazy.simulate.tasks._pentomino import _blur
 
 
 def _g(seed=0):

@@ -74,7 +74,11 @@ def _bench_single(dev, dtype, min_time):
 
     t_step = _timeit(step, dev, min_time=min_time)
     # roofline: the same products on preallocated buffers
-    mk = lambda *s: torch.randn(*s, device=dev, dtype=dtype)  # noqa: E731 - deterministic data irrelevant
+    g_mm = make_generator(1, dev)  # the values are irrelevant; drawn from an explicit generator
+
+    def mk(*shape):
+        return torch.randn(*shape, generator=g_mm, device=dev, dtype=dtype)
+
     W, X, A = mk(1, N, N0), mk(N0, P), mk(1, N, m)
     Z, H, R = mk(1, N, P), mk(1, N, P), mk(1, m, P)
     oZ, oF, oA, oH, oW = mk(1, N, P), mk(1, m, P), mk(1, N, m), mk(1, N, P), mk(1, N, N0)

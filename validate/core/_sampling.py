@@ -49,6 +49,7 @@ def sample_posterior(
     anneal_steps: int = 0,
     init: Callable[[NetworkPosterior, torch.Tensor], torch.Tensor] | None = None,
     init_label: str | None = None,
+    throw: bool = True,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
@@ -61,12 +62,17 @@ def sample_posterior(
     ``init(posterior, theta_prior) -> theta0``: optional map from the prior draw to the initial
     positions (e.g. seeded outlier neurons); ``init_label`` names it in the checkpoint config.
 
+    ``throw``: raise :class:`richlazy.simulate.SamplerDivergedError` when a chain diverges
+    (default); with False the run goes on and ``run.diverged`` flags the diverged chains.
+
     ``anneal_from``/``anneal_steps``: optional simulated annealing inside the burn-in. The
     rescaled temperature falls geometrically from ``anneal_from`` to ``T`` over the first
     ``anneal_steps`` steps (likelihood weight N/T_s and ULA step T_s * dt at step s) and stays at
     ``T`` afterwards, so every recorded sample is taken at ``T``. It lets neurons pick their codes
     while the barriers between codes are still low (seed 000: feature-layer codes freeze at low
     T, Fig. 5), instead of staying in the metastable codes they fall into from a prior draw.
+    The step is pure: the likelihood weight of step s is passed to
+    :func:`richlazy.simulate.langevin_step` as ``beta``; ``posterior.beta`` always stays N/T.
     """
     if anneal_from is not None:
         if not (np.isfinite(anneal_from) and anneal_from > T):
@@ -85,12 +91,12 @@ def sample_posterior(
     beta_T = post.beta
 
     def step_fn(s, g):
+        # pure: the temperature of step s is an argument of the step, the posterior is not mutated
         if anneal_from is None or s.step >= anneal_steps:
-            post.beta = beta_T
             return langevin_step(s, post, step_size=eps, generator=g)
         T_s = anneal_from * (T / anneal_from) ** (s.step / anneal_steps)
-        post.beta = beta_T * T / T_s
-        return langevin_step(s, post, step_size=paper_step_size(dt, T_s), generator=g)
+        return langevin_step(s, post, step_size=paper_step_size(dt, T_s), generator=g,
+                             beta=beta_T * T / T_s)
 
     config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
@@ -107,7 +113,7 @@ def sample_posterior(
         state, step_fn, n_steps=n_steps, generator=gen, burn_in=burn_in, thin=thin,
         observe=obs, checkpoint_path=checkpoint_path,
         checkpoint_every=checkpoint_every, config=config, progress=progress, desc=desc,
-        divergence_hint=f"reduce dt (got {dt}) or T (got {T}), or use float64",
+        divergence_hint=f"reduce dt (got {dt}) or T (got {T}), or use float64", throw=throw,
     )
     return post, run
 

@@ -1,0 +1,158 @@
+"""One divergence policy across simulate: a ``diverged`` flag per ensemble member on every result,
+raising only on ``throw=True`` (the sampling driver defaults to raising); the shared checks."""
+
+import pytest
+import torch
+from richlazy.simulate import (
+    DivergedError,
+    NetworkPosterior,
+    NetworkSpec,
+    SamplerDivergedError,
+    checks,
+    init_mlp_ensemble,
+    langevin_init,
+    langevin_step,
+    make_generator,
+    orthogonal_toy_task,
+    run_chain,
+    sd_symbols,
+    sd_test_batch,
+    sd_train_batch,
+    train_gamma_mlp,
+    train_mlp_ensemble,
+)
+
+
+def _g(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+class _PerChainQuadratic:
+    """Phi(theta) = sum_d c_e theta_ed^2 / 2 with one curvature c_e per chain: ULA with step
+    eps is stable for eps c_e < 2 and blows up otherwise, chain by chain."""
+
+    def __init__(self, c):
+        self.c = torch.as_tensor(c, dtype=torch.float64)[:, None]
+
+    def grad(self, theta):
+        return self.c * theta, {"loss": 0.5 * (self.c * theta**2).sum(1)}
+
+
+def _chain(throw, n_steps=400, **kw):
+    pot = _PerChainQuadratic([1.0, 5000.0, 1.0])  # eps = 0.01: chain 1 has eps c = 50 > 2
+    st = langevin_init(torch.ones(3, 4, dtype=torch.float64))
+    return run_chain(st, lambda s, g: langevin_step(s, pot, step_size=0.01, generator=g),
+                     n_steps=n_steps, generator=_g(1), divergence_check_every=10, progress=False,
+                     throw=throw, **kw)
+
+
+def test_run_chain_flags_the_diverged_chain_only_when_not_throwing():
+    run = _chain(throw=False, observe=lambda s: {"x": s.theta[:, 0]}, burn_in=100, thin=50)
+    assert run.diverged.dtype == torch.bool and run.diverged.tolist() == [False, True, False]
+    assert run.n_steps == 400  # the run went on
+    assert torch.isfinite(run.samples["x"][:, [0, 2]]).all()
+
+
+def test_run_chain_raises_by_default_and_names_the_chain():
+    with pytest.raises(SamplerDivergedError, match=r"non-finite.*chain \[1\]"):
+        _chain(throw=True)
+    with pytest.raises(DivergedError):  # SamplerDivergedError is a DivergedError
+        _chain(throw=True)
+
+
+def test_run_chain_without_divergence_reports_all_false():
+    pot = _PerChainQuadratic([1.0, 2.0])
+    run = run_chain(langevin_init(torch.zeros(2, 3, dtype=torch.float64)),
+                    lambda s, g: langevin_step(s, pot, step_size=0.01, generator=g),
+                    n_steps=50, generator=_g(2), progress=False)
+    assert run.diverged.tolist() == [False, False]
+
+
+def test_run_chain_diverged_flags_survive_checkpoint_resume(tmp_path):
+    ck = tmp_path / "ck.pt"
+    _chain(throw=False, n_steps=200, checkpoint_path=ck, checkpoint_every=100, config={"t": 1})
+    resumed = _chain(throw=False, n_steps=400, checkpoint_path=ck, checkpoint_every=100,
+                     config={"t": 1})
+    assert resumed.resumed_from == 200
+    assert resumed.diverged.tolist() == [False, True, False]
+
+
+def test_train_mlp_ensemble_throw_raises():
+    X = torch.randn((8, 3), generator=_g(18), dtype=torch.float64) * 10
+    Y = torch.ones((8, 1), dtype=torch.float64)
+    p = init_mlp_ensemble(2, 3, 16, 1, generator=_g(19), dtype=torch.float64)
+    lr = torch.tensor([1e4, 1e-3], dtype=torch.float64)
+    with pytest.raises(DivergedError, match=r"members? \[0\]"):
+        train_mlp_ensemble(p, X, Y, lr=lr, steps=200, throw=True)
+    ok = train_mlp_ensemble(p, X, Y, lr=1e-3, steps=20, throw=True)
+    assert ok.diverged.tolist() == [False, False]
+
+
+def _gamma_setup(bad_member=None, bad_from=3):
+    E, d, L = 3, 4, 4
+    S = sd_symbols(E, L, d, generator=_g(1))
+    xt, yt = sd_test_batch(E, 16, d, generator=_g(2))
+    calls = [0]
+
+    def sample(g):
+        calls[0] += 1
+        x, y = sd_train_batch(S, 8, generator=g)
+        if bad_member is not None and calls[0] >= bad_from:
+            x = x.clone()
+            x[bad_member] = float("nan")
+        return x, y
+
+    return sample, xt, yt, d
+
+
+def test_train_gamma_mlp_flags_a_diverged_member():
+    sample, xt, yt, d = _gamma_setup(bad_member=1)
+    r = train_gamma_mlp(sample, xt, yt, 1.0, d_eff=d, width=8, steps=20, eval_every=5,
+                        generator=_g(3))
+    assert r.diverged.dtype == torch.bool and r.diverged.tolist() == [False, True, False]
+    assert torch.isfinite(r.dW[[0, 2]]).all()
+    clean = train_gamma_mlp(*_gamma_setup()[:3], 1.0, d_eff=d, width=8, steps=20, eval_every=5,
+                            generator=_g(3))
+    assert clean.diverged.tolist() == [False, False, False]
+    # the healthy members are unaffected by the diverged one
+    torch.testing.assert_close(r.dW[[0, 2]], clean.dW[[0, 2]], rtol=0, atol=0)
+
+
+def test_train_gamma_mlp_throw_raises():
+    sample, xt, yt, d = _gamma_setup(bad_member=2)
+    with pytest.raises(DivergedError, match=r"member \[2\]"):
+        train_gamma_mlp(sample, xt, yt, 1.0, d_eff=d, width=8, steps=20, eval_every=5,
+                        generator=_g(3), throw=True)
+
+
+def test_langevin_step_beta_is_pure_and_equals_a_posterior_at_that_temperature():
+    task = orthogonal_toy_task(6, 8, seed=0)
+    spec = NetworkSpec(N0=8, N=5, m=3)
+    post = NetworkPosterior(spec, task.X, task.Y, T=0.1, sigma_a2=0.2)
+    hot = NetworkPosterior(spec, task.X, task.Y, T=0.4, sigma_a2=0.2)
+    th = post.sample_prior(2, generator=make_generator(0, torch.device("cpu")))
+    beta0 = post.beta
+    a, _ = langevin_step(langevin_init(th), post, step_size=1e-3, generator=_g(5), beta=hot.beta)
+    b, _ = langevin_step(langevin_init(th), hot, step_size=1e-3, generator=_g(5))
+    assert torch.equal(a.theta, b.theta)
+    assert post.beta == beta0  # not mutated
+    with pytest.raises(ValueError, match="beta must be"):
+        langevin_step(langevin_init(th), post, step_size=1e-3, generator=_g(5), beta=-1.0)
+
+
+def test_checks_count_and_generator():
+    assert checks.check_count("n", 3, minimum=1) == 3
+    for bad in (0, 2.0, True, None):
+        with pytest.raises(ValueError, match="n must be an int >= 1"):
+            checks.check_count("n", bad, minimum=1)
+    g = _g()
+    assert checks.check_generator(g) is g
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        checks.check_generator(None)
+    with pytest.raises(ValueError, match="x must be a finite real number > 0"):
+        checks.check_pos_float("x", 0.0)
+    with pytest.raises(ValueError, match="x must be a finite real number >= 0"):
+        checks.check_nonneg_float("x", -1)
+    assert checks.as_generator(5, "cpu").initial_seed() == 5
+    with pytest.raises(TypeError, match="seed must be a non-negative int"):
+        checks.as_generator(None, "cpu")
