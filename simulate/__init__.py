@@ -6,6 +6,7 @@ available.
 """
 
 from ._device import make_generator, resolve_device, resolve_dtype
+from ._divergence import DivergedError
 from .models import (
     ACTIVATIONS,
     REGIMES,
@@ -18,7 +19,6 @@ from .models import (
     activation_pair,
     gamma_learning_rate,
     gamma_mlp_output,
-    hermite_target_data,
     init_gamma_mlp,
     init_mlp_ensemble,
     lazy_gamma,
@@ -32,6 +32,7 @@ from .samplers import (
     Potential,
     SamplerDivergedError,
     atomic_torch_save,
+    atomic_write,
     langevin_init,
     langevin_step,
     paper_step_size,
@@ -41,13 +42,20 @@ from .tasks import (
     PENTOMINO_PATCH,
     DatasetUnavailableError,
     ImageClassificationData,
+    TiltedProposal,
     ToyTask,
+    direct_mc_log_z1,
+    direct_mc_probability,
+    hermite_target_data,
     load_image_classification,
+    neuron_g2,
     one_hot_targets,
     one_sided_pentominoes,
     orthogonal_toy_task,
     pentomino_batch,
     pentomino_canonical_id,
+    prior_log_density,
+    prior_rare_event_is,
     psvrt_batch,
     psvrt_patterns,
     psvrt_test_batch,
@@ -56,6 +64,8 @@ from .tasks import (
     sd_test_batch,
     sd_train_batch,
     split_pentominoes,
+    weighted_mean_se,
+    weighted_ratio_se,
 )
 
 __all__ = [
@@ -96,9 +106,19 @@ __all__ = [
     "NetworkSpec",
     "Potential",
     "SamplerDivergedError",
+    "DivergedError",
     "ToyTask",
+    "TiltedProposal",
+    "direct_mc_log_z1",
+    "direct_mc_probability",
+    "neuron_g2",
+    "prior_log_density",
+    "prior_rare_event_is",
+    "weighted_mean_se",
+    "weighted_ratio_se",
     "activation_pair",
     "atomic_torch_save",
+    "atomic_write",
     "langevin_init",
     "langevin_step",
     "make_generator",

@@ -6,6 +6,7 @@ from ._driver import (
     ChainRun,
     SamplerDivergedError,
     atomic_torch_save,
+    atomic_write,
     run_chain,
 )
 from ._langevin import (
@@ -20,6 +21,7 @@ __all__ = [
     "ChainRun",
     "SamplerDivergedError",
     "atomic_torch_save",
+    "atomic_write",
     "run_chain",
     "LangevinState",
     "Potential",

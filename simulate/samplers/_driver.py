@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from .._divergence import SamplerDivergedError, member_list, nonfinite_members
 from ..checks import check_count, check_generator
 
-__all__ = ["ChainRun", "SamplerDivergedError", "run_chain", "atomic_torch_save"]
+__all__ = ["ChainRun", "SamplerDivergedError", "run_chain", "atomic_torch_save", "atomic_write"]
 
 
 @dataclass(frozen=True)
@@ -54,22 +54,34 @@ class ChainRun:
     diverged: torch.Tensor
 
 
-def atomic_torch_save(obj, path: pathlib.Path) -> None:
-    """Write ``obj`` with torch.save to a temp file in the same folder, then rename: a reader
-    never sees a half-written checkpoint."""
+def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
+    """Write a file atomically: ``write(fh)`` fills a temporary file (binary handle) in the same
+    folder, which is flushed, synced and renamed over ``path``, so a reader never sees a half-written
+    file and an interrupted write leaves the old file (or none) in place. The file gets ``mode``
+    (default 0644, readable by others) limited by the process umask."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, mode & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return path
+
+
+def atomic_torch_save(obj, path: pathlib.Path) -> None:
+    """``torch.save(obj)`` to ``path`` through :func:`atomic_write`: a reader never sees a
+    half-written checkpoint."""
+    atomic_write(path, lambda fh: torch.save(obj, fh))
 
 
 def _state_to_dict(state):

@@ -156,3 +156,25 @@ def test_checks_count_and_generator():
     assert checks.as_generator(5, "cpu").initial_seed() == 5
     with pytest.raises(TypeError, match="seed must be a non-negative int"):
         checks.as_generator(None, "cpu")
+
+
+def test_atomic_write_is_readable_by_others_and_leaves_no_temp_on_failure(tmp_path):
+    import os
+    import stat
+
+    from richlazy.simulate import atomic_write
+
+    p = atomic_write(tmp_path / "a.txt", lambda fh: fh.write(b"hello"))
+    assert p.read_bytes() == b"hello"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(p.stat().st_mode) == 0o644 & ~umask
+
+    def boom(fh):
+        fh.write(b"partial")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(tmp_path / "a.txt", boom)
+    assert p.read_bytes() == b"hello"  # the old file is untouched
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.txt"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import pathlib
-import tempfile
 from dataclasses import asdict, dataclass, field
+
+from richlazy.simulate import atomic_write
 
 from ..core._compare import Quantity
 
@@ -72,17 +72,8 @@ class Report:
 
 
 def atomic_write_text(path: pathlib.Path, text: str) -> None:
-    """Write text to a temp file beside ``path`` and rename it into place."""
-    path = pathlib.Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write UTF-8 text atomically (see :func:`richlazy.simulate.atomic_write`), mode 0644."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def _json_default(o):
