@@ -214,3 +214,28 @@ def test_modules_stay_small(top):
     big = {_rel(p): n for p in (ROOT / top).rglob("*.py")
            if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not big, big
+
+
+def test_docs_name_only_modules_that_exist():
+    """Module paths written in README/docs (``richlazy.<pkg>....``) must import."""
+    pat = re.compile(r"\brichlazy\.(?:theory|simulate|validate)(?:\.[A-Za-z_]\w*)*")
+    bad = []
+    for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            for name in pat.findall(line):
+                parts = name.split(".")
+                # the longest importable prefix must be followed only by attribute names
+                for k in range(len(parts), 1, -1):
+                    try:
+                        obj = importlib.import_module(".".join(parts[:k]))
+                    except ModuleNotFoundError:
+                        continue
+                    for attr in parts[k:]:
+                        if not hasattr(obj, attr):
+                            bad.append(f"{_rel(p)}:{i}: {name}")
+                            break
+                        obj = getattr(obj, attr)
+                    break
+                else:
+                    bad.append(f"{_rel(p)}:{i}: {name}")
+    assert not bad, "\n".join(bad)

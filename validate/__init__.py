@@ -17,12 +17,14 @@ from .core._registry import (
 from .core._runner import run_suite
 from .rendering._report import CaseResult, Report, render_markdown, write_report
 from .rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
-from .richness._measures import (
+from .richness import (
     ClassStatistics,
     EigenCurves,
     NC2Result,
     NystromEigen,
     RichnessSweep,
+    alignment_by_readout_sign,
+    alignment_of_top_units,
     cka,
     class_statistics,
     dlr,
@@ -33,14 +35,10 @@ from .richness._measures import (
     nc2_etf,
     nystrom_eigen,
     parameter_norm_sq,
-    s_init,
-)
-from .richness._weights import (
-    alignment_by_readout_sign,
-    alignment_of_top_units,
     readout_ratio,
     relative_activation_change,
     relative_weight_change,
+    s_init,
     weight_alignment,
 )
 

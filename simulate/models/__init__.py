@@ -7,10 +7,7 @@ from ._activations import (
     ACTIVATIONS,
     activation_pair,
 )
-from ._erf_posterior import (
-    TwoLayerErfPosterior,
-    hermite_target_data,
-)
+from ._erf_posterior import TwoLayerErfPosterior
 from ._gamma_mlp import (
     GammaMLPResult,
     gamma_learning_rate,
@@ -42,7 +39,6 @@ __all__ = [
     "lazy_gamma",
     "train_gamma_mlp",
     "TwoLayerErfPosterior",
-    "hermite_target_data",
     "MLPParams",
     "MLPTrainResult",
     "init_mlp_ensemble",

@@ -1,7 +1,9 @@
 """Tasks and data: the orthogonal toy task, Gaussian inputs with Hermite targets, same-different,
-PSVRT and Pentomino generators, digits and Fashion-MNIST loaders.
+PSVRT and Pentomino generators, digits and Fashion-MNIST loaders, and the exact prior sampler of
+two-layer erf networks with importance sampling of rare alignments (seed 002; numpy).
 """
 
+from ._hermite import hermite_target_data
 from ._images import (
     DatasetUnavailableError,
     ImageClassificationData,
@@ -9,18 +11,32 @@ from ._images import (
     one_hot_targets,
     read_idx,
 )
-from ._same_different import (
+from ._pentomino import (
     PENTOMINO_PATCH,
     one_sided_pentominoes,
     pentomino_batch,
     pentomino_canonical_id,
+    split_pentominoes,
+)
+from ._prior_sampler import (
+    TiltedProposal,
+    direct_mc_log_z1,
+    direct_mc_probability,
+    neuron_g2,
+    prior_log_density,
+    prior_rare_event_is,
+    weighted_mean_se,
+    weighted_ratio_se,
+)
+from ._psvrt import (
     psvrt_batch,
     psvrt_patterns,
     psvrt_test_batch,
+)
+from ._same_different import (
     sd_symbols,
     sd_test_batch,
     sd_train_batch,
-    split_pentominoes,
 )
 from ._toy import (
     ToyTask,
@@ -46,4 +62,13 @@ __all__ = [
     "split_pentominoes",
     "ToyTask",
     "orthogonal_toy_task",
+    "hermite_target_data",
+    "TiltedProposal",
+    "direct_mc_log_z1",
+    "direct_mc_probability",
+    "neuron_g2",
+    "prior_log_density",
+    "prior_rare_event_is",
+    "weighted_mean_se",
+    "weighted_ratio_se",
 ]

@@ -3,13 +3,13 @@
 import mpmath
 import numpy as np
 import pytest
-from richlazy.theory.equality._bayes import (
+from richlazy.theory import (
     bayes_accuracy,
     bayes_generalising_accuracy,
     llr_generalising,
     llr_memorising,
+    sd_test_pairs,
 )
-from richlazy.theory.equality._ntk import sd_test_pairs
 from scipy import stats
 
 
@@ -102,7 +102,7 @@ def test_generalising_accuracy_quadrature_vs_monte_carlo():
     n = 100_000
     for d, s in ((4, 0.5), (32, 2.0)):
         exact = bayes_generalising_accuracy(d, s)
-        x, y = sd_test_pairs(n, d, sigma2=s, rng=rng)
+        x, y = sd_test_pairs(n, d, sigma2=s, seed=rng)
         mc = bayes_accuracy(x[:, :d], x[:, d:], y, prior="generalising", sigma2=s)
         for key, m in (("accuracy", n), ("accuracy_same", n // 2), ("accuracy_different", n // 2)):
             p = exact[key]
@@ -114,7 +114,7 @@ def test_generalising_is_optimal_and_memorising_approaches_it():
     # (same test pairs) cannot beat it; with many training symbols it gets close to it.
     rng = np.random.default_rng(5)
     d, s, n = 8, 1.0, 20_000
-    x, y = sd_test_pairs(n, d, sigma2=s, rng=rng)
+    x, y = sd_test_pairs(n, d, sigma2=s, seed=rng)
     gen = bayes_accuracy(x[:, :d], x[:, d:], y, prior="generalising", sigma2=s)["accuracy"]
     se = np.sqrt(gen * (1 - gen) / n)
     accs = []

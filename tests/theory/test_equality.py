@@ -3,18 +3,7 @@ lazy kernels and the Theorem 2 bound)."""
 
 import numpy as np
 import pytest
-from richlazy.theory.equality._ntk import (
-    kernel_gradient_descent,
-    kernel_regression_predict,
-    relu_nngp_gram,
-    relu_ntk_gram,
-    sd_kernel_accuracy,
-    sd_test_pairs,
-    sd_training_pairs,
-    sphere_cosine_mean,
-    theorem2_bound,
-)
-from richlazy.theory.equality._solutions import (
+from richlazy.theory import (
     EQ3_READOUT_RATIO,
     circulant_eigenpairs,
     eq3_accuracy,
@@ -22,14 +11,23 @@ from richlazy.theory.equality._solutions import (
     handcrafted_different_accuracy,
     handcrafted_solution,
     ideal_max_margin_matrix,
+    kernel_gradient_descent,
+    kernel_regression_predict,
     max_margin_matrix,
     max_margin_solution,
     readout_drift_ratio,
     readout_ratio_heuristic,
+    relu_nngp_gram,
+    relu_ntk_gram,
     rich_accuracy,
     rich_different_accuracy,
+    sd_kernel_accuracy,
+    sd_test_pairs,
+    sd_training_pairs,
     self_consistent_mu,
     simulate_markov_walkers,
+    sphere_cosine_mean,
+    theorem2_bound,
     walker_drifts,
 )
 from scipy import special
@@ -325,7 +323,7 @@ def test_kernel_gradient_descent_converges_to_regression_for_squared_loss():
     rng = np.random.default_rng(8)
     S = rng.standard_normal((4, 3)) / np.sqrt(3)
     x, y, _ = sd_training_pairs(S)
-    xt, _ = sd_test_pairs(50, 3, rng=rng)
+    xt, _ = sd_test_pairs(50, 3, seed=rng)
     f_gd, steps = kernel_gradient_descent(x, y, xt, kernel="ntk", lr=1.0, steps=20000,
                                           loss="mse")
     f_kr = kernel_regression_predict(x, y, xt, kernel="ntk")
@@ -342,7 +340,7 @@ def test_kernel_validation():
         relu_nngp_gram(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="train_y must be"):
         kernel_regression_predict(np.ones((2, 3)), [0, 2], np.ones((1, 3)))
-    with pytest.raises(ValueError, match="rng must be given"):
+    with pytest.raises(ValueError, match="seed must be given"):
         sd_training_pairs(np.ones((3, 2)), sigma2=0.1)
     with pytest.raises(ValueError, match="loss must be"):
         kernel_gradient_descent(np.eye(2), [0, 1], np.eye(2), loss="hinge")

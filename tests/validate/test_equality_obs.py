@@ -3,11 +3,16 @@
 import numpy as np
 import pytest
 import torch
-from richlazy.simulate.models._gamma_mlp import gamma_mlp_output, lazy_gamma, train_gamma_mlp
-from richlazy.simulate.tasks._same_different import sd_symbols, sd_test_batch, sd_train_batch
-from richlazy.theory.equality._ntk import kernel_gradient_descent, sd_training_pairs
-from richlazy.theory.equality._solutions import handcrafted_solution
-from richlazy.validate.richness._weights import (
+from richlazy.simulate import (
+    gamma_mlp_output,
+    lazy_gamma,
+    sd_symbols,
+    sd_test_batch,
+    sd_train_batch,
+    train_gamma_mlp,
+)
+from richlazy.theory import handcrafted_solution, kernel_gradient_descent, sd_training_pairs
+from richlazy.validate import (
     alignment_by_readout_sign,
     alignment_of_top_units,
     readout_ratio,

@@ -9,7 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from richlazy.validate.richness._measures import (
+from richlazy.validate import (
     RichnessSweep,
     cka,
     class_statistics,
@@ -408,7 +408,7 @@ def test_bench_dlr_small_run_agrees_with_naive():
 
 
 def test_plots_write_png(tmp_path):
-    from richlazy.validate.rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
+    from richlazy.validate import plot_dlr_vs_knob, plot_eigen_curves
 
     rng = np.random.default_rng(20)
     Phi = np.abs(rng.standard_normal((3, 80, 12)))

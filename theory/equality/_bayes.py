@@ -18,10 +18,10 @@ N(s; 0, σ²/d); the data model — and the printed closed form, which is correc
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy import integrate, special, stats
+
+from ..checks import check_int, check_pos_float
 
 __all__ = [
     "bayes_accuracy",
@@ -34,12 +34,13 @@ _PRIORS = ("generalising", "memorising")
 
 
 def _sigma2(v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+    try:
+        return check_pos_float("sigma2", v)
+    except (TypeError, ValueError):
         raise ValueError(
             f"sigma2 must be a finite real number > 0 (the noiseless task is the limit "
             f"sigma2 -> 0), got {v!r}"
-        )
-    return float(v)
+        ) from None
 
 
 def _pairs(z1, z2):
@@ -170,8 +171,10 @@ def bayes_generalising_accuracy(d: int, sigma2: float, *, epsabs: float = 1e-11)
     the χ²_d density (scipy quad). Returns ``accuracy``, ``accuracy_same``,
     ``accuracy_different``.
     """
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
-        raise ValueError(f"d must be an integer >= 1, got {d!r}")
+    try:
+        d = check_int("d", d, minimum=1)
+    except (TypeError, ValueError):
+        raise ValueError(f"d must be an integer >= 1, got {d!r}") from None
     s = _sigma2(sigma2)
     c0 = np.log((1.0 + s) ** 2 / (s * (2.0 + s)))
     cU = 1.0 / ((1.0 + s) * (2.0 + s))

@@ -58,14 +58,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_int
+from .._results import SolverStatus, Status
+from ..checks import as_rng, check_int
 
 __all__ = ["MaxMarginAccuracy", "SymmetricMaxMargin", "sd_max_margin_accuracy",
            "sd_symmetric_max_margin"]
 
 
 @dataclass(frozen=True)
-class SymmetricMaxMargin:
+class SymmetricMaxMargin(SolverStatus):
     """Closed-form symmetric max-margin network of :func:`sd_symmetric_max_margin`.
 
     L : int                    number of training symbols.
@@ -75,8 +76,9 @@ class SymmetricMaxMargin:
     readout_ratio : float      c_minus / c_plus.
     w_plus, w_minus : (2L,)    representative units (v; v) and (v; −v), ‖w‖ = 1.
     A_s_plus, A_d_plus, A_d_minus : float   mean activations on same / different training pairs.
-    converged, status, message : closed form, always (True, 0, ...); kept for the common result
-                               shape of richlazy solvers.
+    converged, status, message, nit, residual : the common result fields of richlazy solvers
+                               (:class:`~richlazy.theory.SolverStatus`); a closed form, so always
+                               (True, Status.SUCCESS, "closed form", 0, 0.0).
     """
 
     L: int
@@ -90,9 +92,6 @@ class SymmetricMaxMargin:
     A_s_plus: float
     A_d_plus: float
     A_d_minus: float
-    converged: bool = True
-    status: int = 0
-    message: str = "closed form"
 
 
 def sd_symmetric_max_margin(L: int) -> SymmetricMaxMargin:
@@ -117,6 +116,7 @@ def sd_symmetric_max_margin(L: int) -> SymmetricMaxMargin:
     s = 2.0 * np.arange(1, L + 1) - L - 1.0
     v_minus = s / (math.sqrt(2.0) * np.linalg.norm(s))
     return SymmetricMaxMargin(
+        converged=True, status=Status.SUCCESS, message="closed form", nit=0, residual=0.0,
         L=L, margin=A_s * A_dm / denom, k_plus=kp, c_plus=c_plus, c_minus=1.0 - c_plus,
         readout_ratio=(1.0 - c_plus) / c_plus,
         w_plus=np.concatenate([v_plus, v_plus]), w_minus=np.concatenate([v_minus, -v_minus]),
@@ -162,7 +162,7 @@ def _orbits(L, rng, max_perms):
     return sol, plus, minus, exact
 
 
-def sd_max_margin_accuracy(L: int, *, n_test: int = 20000, seed: int = 0,
+def sd_max_margin_accuracy(L: int, *, n_test: int = 20000, seed: int | np.random.Generator = 0,
                            max_perms: int = 5040, chunk: int = 2000) -> MaxMarginAccuracy:
     """Test accuracy of :func:`sd_symmetric_max_margin` on fresh SD pairs (d → ∞), by Monte Carlo.
 
@@ -171,14 +171,14 @@ def sd_max_margin_accuracy(L: int, *, n_test: int = 20000, seed: int = 0,
     f(p, q) = c⁺⟨φ(v_S·(p+q))⟩_S − c⁻⟨φ(v_π·(p−q))⟩_π: different pairs are correct when f < 0,
     same pairs (q = p) when f > 0. The orbit of the antiparallel unit has L! members; for
     L! > ``max_perms`` a fixed random subset of ``max_perms`` orderings stands in for it
-    (``orbit_exact = False``). Deterministic in ``seed``.
+    (``orbit_exact = False``). Deterministic in ``seed`` (an int, or a ``numpy.random.Generator``
+    whose stream is used as given).
     """
     L = check_int("L", L, minimum=2)
     n = check_int("n_test", n_test, minimum=1)
-    check_int("seed", seed, minimum=0)
     max_perms = check_int("max_perms", max_perms, minimum=1)
     chunk = check_int("chunk", chunk, minimum=1)
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     sol, plus, minus, exact = _orbits(L, rng, max_perms)
     P = rng.standard_normal((n, L))
     Q = rng.standard_normal((n, L))

@@ -19,13 +19,12 @@ Hoeffding bound behind Theorem 2, O(exp(−L/d²)).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import integrate, linalg, special
 
-from ..checks import check_int
+from ..checks import as_float_matrix, as_rng, check_int, check_nonneg_float, check_pos_float, renamed_option
 
 __all__ = [
     "KernelAccuracy",
@@ -45,27 +44,11 @@ __all__ = [
 _KERNELS = ("ntk", "nngp")
 
 
-def _int(name, v, minimum):
-    return check_int(name, v, minimum=minimum)
-
-
-def _nonneg(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite real number >= 0, got {v!r}")
-    return float(v)
-
-
 def _points(name, X, D=None):
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real 2-D array, got {type(X).__name__}") from None
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (points × features), got {X.shape}")
+    """``X`` as a finite non-empty (points × features) float matrix, with ``D`` columns if given."""
+    X = as_float_matrix(name, X)
     if D is not None and X.shape[1] != D:
         raise ValueError(f"{name} must have {D} columns to match the other points, got {X.shape[1]}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} must contain only finite values")
     return X
 
 
@@ -118,42 +101,52 @@ def _gram(kernel, X1, X2=None):
 # --------------------------------------------------------------------------------------------
 
 
-def sd_training_pairs(symbols, *, sigma2: float = 0.0, rng=None):
+def sd_training_pairs(symbols, *, sigma2: float = 0.0, seed: int | np.random.Generator | None = None,
+                      rng=None):
     """All distinct training inputs of the SD task built from L symbols (seed 003 §2, App. G.2).
 
     Returns ``(x, y, p)``: x (L², 2d) with the L same pairs (s_k; s_k) first and then the
     L(L − 1) ordered different pairs (s_u; s_v), u ≠ v; y their labels (1 same, 0 different);
     p the probability of each pair under the balanced training distribution (1/(2L) per same
     pair, 1/(2L(L − 1)) per different pair). With ``sigma2 > 0`` one noise draw
-    N(0, σ²/d) is added to every component (``rng`` then required).
+    N(0, σ²/d) is added to every component (``seed``, an int or a ``numpy.random.Generator``,
+    then required). ``rng`` is the deprecated spelling of ``seed``.
     """
+    seed = renamed_option("seed", seed, "rng", rng)
     S = _points("symbols", symbols)
     L, d = S.shape
     if L < 2:
         raise ValueError(f"symbols must hold at least 2 symbols (rows), got {L}")
-    sigma2 = _nonneg("sigma2", sigma2)
+    sigma2 = check_nonneg_float("sigma2", sigma2)
     iu, iv = np.meshgrid(np.arange(L), np.arange(L), indexing="ij")
     diff = iu != iv
     u = np.r_[np.arange(L), iu[diff]]
     v = np.r_[np.arange(L), iv[diff]]
     x = np.concatenate([S[u], S[v]], axis=1)
     if sigma2 > 0:
-        if rng is None:
-            raise ValueError("rng must be given (np.random.Generator) when sigma2 > 0")
-        x = x + rng.standard_normal(x.shape) * np.sqrt(sigma2 / d)
+        if seed is None:
+            raise ValueError("seed must be given (an int or a numpy.random.Generator) when sigma2 > 0")
+        x = x + as_rng(seed).standard_normal(x.shape) * np.sqrt(sigma2 / d)
     y = np.r_[np.ones(L), np.zeros(L * (L - 1))]
     p = np.r_[np.full(L, 1.0 / (2 * L)), np.full(L * (L - 1), 1.0 / (2 * L * (L - 1)))]
     return x, y, p
 
 
-def sd_test_pairs(n: int, d: int, *, sigma2: float = 0.0, rng):
+def sd_test_pairs(n: int, d: int, *, sigma2: float = 0.0,
+                  seed: int | np.random.Generator | None = None, rng=None):
     """Balanced SD test pairs with fresh symbols (seed 003 §2): n//2 same then n − n//2 different.
 
     Symbols s ~ N(0, I/d), z = s + η with η ~ N(0, σ²/d). Returns ``(x, y)``, x (n, 2d).
+    ``seed`` (required) is an int or a ``numpy.random.Generator`` (its stream advances);
+    ``rng`` is its deprecated spelling.
     """
-    n = _int("n", n, 2)
-    d = _int("d", d, 1)
-    sigma2 = _nonneg("sigma2", sigma2)
+    seed = renamed_option("seed", seed, "rng", rng)
+    if seed is None:
+        raise TypeError("sd_test_pairs() needs seed= (an int or a numpy.random.Generator)")
+    rng = as_rng(seed)
+    n = check_int("n", n, minimum=2)
+    d = check_int("d", d, minimum=1)
+    sigma2 = check_nonneg_float("sigma2", sigma2)
     ns = n // 2
     s1 = rng.standard_normal((n, d)) / np.sqrt(d)
     s2 = rng.standard_normal((n, d)) / np.sqrt(d)
@@ -187,7 +180,7 @@ def kernel_regression_predict(train_x, train_y, test_x, *, kernel: str = "ntk",
     y = np.asarray(train_y, dtype=float)
     if y.shape != (Xtr.shape[0],) or not np.all((y == 0) | (y == 1)):
         raise ValueError(f"train_y must be {Xtr.shape[0]} labels in {{0, 1}}, got shape {y.shape}")
-    ridge = _nonneg("ridge", ridge)
+    ridge = check_nonneg_float("ridge", ridge)
     K = _gram(kernel, Xtr)
     if ridge > 0:
         if weights is None:
@@ -231,12 +224,11 @@ def kernel_gradient_descent(train_x, train_y, test_x, *, p=None, kernel: str = "
     p = np.asarray(p, dtype=float)
     if p.shape != y.shape or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError(f"p must be {y.size} probabilities summing to 1, got shape {p.shape}")
-    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
-        raise ValueError(f"lr must be a real number > 0, got {lr!r}")
-    steps = _int("steps", steps, 1)
+    check_pos_float("lr", lr)
+    steps = check_int("steps", steps, minimum=1)
     if loss not in ("bce", "mse"):
         raise ValueError(f"loss must be 'bce' or 'mse', got {loss!r}")
-    every = steps if record_every is None else _int("record_every", record_every, 1)
+    every = steps if record_every is None else check_int("record_every", record_every, minimum=1)
     Ktr = _gram(kernel, Xtr)
     Kte = _gram(kernel, Xte, Xtr)
     f_tr = np.zeros(y.size)
@@ -277,27 +269,29 @@ class KernelAccuracy:
 
 
 def sd_kernel_accuracy(L: int, d: int, *, kernel: str = "ntk", n_test: int = 2000,
-                       n_seeds: int = 4, ridge: float = 0.0, seed=None) -> KernelAccuracy:
+                       n_seeds: int = 4, ridge: float = 0.0,
+                       seed: int | np.random.Generator = 0) -> KernelAccuracy:
     """Accuracy of the NTK / NNGP regression predictor on the noiseless SD task vs (L, d).
 
     For each of ``n_seeds`` independent draws of L symbols s ~ N(0, I/d) the predictor of
     :func:`kernel_regression_predict` is fitted to all L² distinct training pairs
     (:func:`sd_training_pairs`) and evaluated on ``n_test`` balanced fresh-symbol pairs.
     Seed 003 App. D / Fig. 1e–f (lazy regime) [RECON: the seed shows networks, not this
-    predictor]. Cost O(L⁶) per seed; keep L <= ~64 on a CPU.
+    predictor]. Cost O(L⁶) per seed; keep L <= ~64 on a CPU. ``seed``: an int or a
+    ``numpy.random.Generator`` (used as given).
     """
-    L = _int("L", L, 2)
-    d = _int("d", d, 1)
-    n_test = _int("n_test", n_test, 2)
-    n_seeds = _int("n_seeds", n_seeds, 1)
+    L = check_int("L", L, minimum=2)
+    d = check_int("d", d, minimum=1)
+    n_test = check_int("n_test", n_test, minimum=2)
+    n_seeds = check_int("n_seeds", n_seeds, minimum=1)
     if kernel not in _KERNELS:
         raise ValueError(f"kernel must be one of {_KERNELS}, got {kernel!r}")
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
     acc, acc_s, acc_d = [], [], []
     for _ in range(n_seeds):
         S = rng.standard_normal((L, d)) / np.sqrt(d)
         xtr, ytr, _p = sd_training_pairs(S)
-        xte, yte = sd_test_pairs(n_test, d, rng=rng)
+        xte, yte = sd_test_pairs(n_test, d, seed=rng)
         f = kernel_regression_predict(xtr, ytr, xte, kernel=kernel, ridge=ridge)
         correct = (f > 0) == (yte == 1)
         acc.append(correct.mean())
@@ -310,12 +304,19 @@ def sd_kernel_accuracy(L: int, d: int, *, kernel: str = "ntk", n_test: int = 200
 
 
 def sd_kernel_accuracy_grid(Ls, ds, *, kernel: str = "ntk", n_test: int = 2000,
-                            n_seeds: int = 4, ridge: float = 0.0, seed=None):
+                            n_seeds: int = 4, ridge: float = 0.0,
+                            seed: int | np.random.Generator = 0):
     """:func:`sd_kernel_accuracy` over a grid; returns ``(acc, stderr)`` arrays of shape
-    (len(Ls), len(ds)). Independent random streams per grid point are spawned from ``seed``."""
-    Ls = [_int("Ls[i]", v, 2) for v in np.atleast_1d(Ls).tolist()]
-    ds = [_int("ds[j]", v, 1) for v in np.atleast_1d(ds).tolist()]
-    seeds = np.random.SeedSequence(seed).spawn(len(Ls) * len(ds))
+    (len(Ls), len(ds)). Independent random streams per grid point are spawned from ``seed`` (an
+    int: ``SeedSequence(seed).spawn``; a ``numpy.random.Generator``: ``Generator.spawn``)."""
+    Ls = [check_int("Ls[i]", v, minimum=2) for v in np.atleast_1d(Ls).tolist()]
+    ds = [check_int("ds[j]", v, minimum=1) for v in np.atleast_1d(ds).tolist()]
+    n_points = len(Ls) * len(ds)
+    if isinstance(seed, np.random.Generator):
+        seeds = seed.spawn(n_points)
+    else:
+        seeds = [np.random.default_rng(s) for s in
+                 np.random.SeedSequence(check_int("seed", seed, minimum=0)).spawn(n_points)]
     acc = np.empty((len(Ls), len(ds)))
     se = np.empty_like(acc)
     for i, L in enumerate(Ls):
@@ -338,7 +339,7 @@ def sphere_cosine_mean(func, n: int, *, epsabs: float = 1e-13):
     E[u²] = 1/n); integrated with adaptive quadrature (scipy ``quad``), split at ±8/√n where the
     mass concentrates for large n (QAWS with the algebraic weight for n <= 40). ``func`` must accept scalars.
     """
-    n = _int("n", n, 2)
+    n = check_int("n", n, minimum=2)
     logc = special.gammaln(n / 2.0) - special.gammaln((n - 1) / 2.0) - 0.5 * np.log(np.pi)
 
     def integrand(u):
@@ -405,8 +406,8 @@ def theorem2_bound(L: int, d: int) -> Theorem2Bound:
     L ∝ d², here with its explicit (small) constant. The expectations are unconditional over the
     test pair (their O(d^{-1/2}) dependence on the test norms is neglected).
     """
-    L = _int("L", L, 3)
-    d = _int("d", d, 2)
+    L = check_int("L", L, minimum=3)
+    d = check_int("d", d, minimum=2)
     m_s = sphere_cosine_mean(_K, d)
     m_d = sphere_cosine_mean(_K, 2 * d)
     eps = (m_s - m_d) / (2.0 * m_d)

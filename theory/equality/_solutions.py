@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ..checks import check_int
+from .._results import SolverStatus, Status
+from ..checks import as_rng, check_int
 
 __all__ = [
     "EQ3_READOUT_RATIO",
@@ -55,10 +56,6 @@ EQ3_READOUT_RATIO = 1.5
 # --------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _int(name, v, minimum):
-    return check_int(name, v, minimum=minimum)
 
 
 def _int_array(name, v, minimum):
@@ -102,7 +99,7 @@ def handcrafted_solution(d: int, rho: float = 1.0) -> tuple[np.ndarray, np.ndarr
 
     Returns ``(W, a)`` with W of shape (4, 2d) (rows w₁⁺, w₂⁺, w₁⁻, w₂⁻) and a = (1, 1, −ρ, −ρ).
     """
-    d = _int("d", d, 1)
+    d = check_int("d", d, minimum=1)
     rho = float(_pos_array("rho", rho))
     one = np.ones(d)
     W = np.stack(
@@ -199,8 +196,12 @@ def eq3_accuracy(L):
 
 
 @dataclass(frozen=True)
-class MaxMarginSolution:
+class MaxMarginSolution(SolverStatus):
     """Max-average-margin weights of Theorem 1 (quadratic activations, fixed readouts ±1).
+
+    Common result fields (:class:`~richlazy.theory.SolverStatus`): a direct symmetric
+    eigendecomposition, so ``converged`` is True, ``status`` SUCCESS, ``nit`` 0 and ``residual``
+    the max-abs eigen-equation residual ‖X w − λ w‖_∞ of ``w_plus`` and ``w_minus``.
 
     matrix : (2d, 2d) array   X = (1/P)[X⁺ᵀX⁺ − X⁻ᵀX⁻] (times 2d when ``normalise``).
     eigenvalues : (2d,) array ascending eigenvalues of ``matrix``.
@@ -265,7 +266,7 @@ def ideal_max_margin_matrix(d: int, *, normalise: bool = True) -> np.ndarray:
     The circulant 2d × 2d matrix whose only non-zero entries are X[i, i+d] = X[i+d, i] = 1/(2d)
     (the diagonals of the off-diagonal quadrants), or 1 when ``normalise``.
     """
-    d = _int("d", d, 1)
+    d = check_int("d", d, minimum=1)
     val = 1.0 if normalise else 1.0 / (2 * d)
     M = np.zeros((2 * d, 2 * d))
     idx = np.arange(d)
@@ -281,7 +282,7 @@ def circulant_eigenpairs(d: int) -> tuple[np.ndarray, np.ndarray]:
     = (−1)^ℓ, ℓ = 0, …, 2d − 1. Returns ``(lam, U)``: lam (2d,) real, U (2d, 2d) complex with
     u_ℓ in column ℓ.
     """
-    d = _int("d", d, 1)
+    d = check_int("d", d, minimum=1)
     ell = np.arange(2 * d)
     k = np.arange(2 * d)
     U = np.exp(1j * np.pi * np.outer(k, ell) / d) / np.sqrt(2 * d)
@@ -313,7 +314,14 @@ def max_margin_solution(x, y, *, normalise: bool = True) -> MaxMarginSolution:
     a_m, r_m = _halves(w_minus)
     d = M.shape[0] // 2
     ideal = ideal_max_margin_matrix(d, normalise=normalise)
+    resid = max(float(np.max(np.abs(M @ w_plus - lam[-1] * w_plus))),
+                float(np.max(np.abs(M @ w_minus - lam[0] * w_minus))))
     return MaxMarginSolution(
+        converged=True,
+        status=Status.SUCCESS,
+        message="symmetric eigendecomposition of the max-margin matrix",
+        nit=0,
+        residual=resid,
         matrix=M,
         eigenvalues=lam,
         w_plus=w_plus,
@@ -380,8 +388,12 @@ def self_consistent_mu(n_plus, n, *, readout_sign: int):
 
 
 @dataclass(frozen=True)
-class MarkovWalkerResult:
+class MarkovWalkerResult(SolverStatus):
     """State and statistics of the App. C.3 Markov process, one row per independent unit.
+
+    Common result fields (:class:`~richlazy.theory.SolverStatus`): a simulation of a fixed
+    number of batches, so ``converged`` is True, ``status`` SUCCESS, ``nit`` = ``steps`` and
+    ``residual`` NaN (no equations are solved).
 
     omega1, omega2 : (n_units, L) int arrays   coordinates ω¹_k, ω²_k of v¹, v² in the basis of
                      the training symbols (z_k·z_l = δ_kl as d → ∞).
@@ -416,7 +428,7 @@ def simulate_markov_walkers(
     n_units: int = 100,
     batch_size: int = 512,
     steps: int = 200,
-    seed=None,
+    seed: int | np.random.Generator = 0,
 ) -> MarkovWalkerResult:
     """Simulate the Markov process of seed 003 App. C.3 for ``n_units`` independent units [MT].
 
@@ -426,15 +438,15 @@ def simulate_markov_walkers(
     u = v, or a < 0 and u ≠ v), else ξ = −1; accumulate b¹_u += ξ, b²_v += ξ (the update
     Δw = ξ x of Eq. C.4 with x = (z_u; z_v)). Step 5: after ``batch_size`` samples add b to ω.
     All ρ in one batch use the ω of the start of the batch (as in the seed). Vectorised over
-    units; ``seed`` feeds ``np.random.default_rng``.
+    units; ``seed`` is an int or a ``numpy.random.Generator`` (used as given).
     """
-    L = _int("L", L, 2)
+    L = check_int("L", L, minimum=2)
     if readout_sign not in (1, -1):
         raise ValueError(f"readout_sign must be +1 or -1, got {readout_sign!r}")
-    n_units = _int("n_units", n_units, 1)
-    N = _int("batch_size", batch_size, 1)
-    steps = _int("steps", steps, 1)
-    rng = np.random.default_rng(seed)
+    n_units = check_int("n_units", n_units, minimum=1)
+    N = check_int("batch_size", batch_size, minimum=1)
+    steps = check_int("steps", steps, minimum=1)
+    rng = as_rng(seed)
     w1 = np.zeros((n_units, L), dtype=np.int64)
     w2 = np.zeros((n_units, L), dtype=np.int64)
     rows = np.arange(n_units)[:, None]
@@ -477,6 +489,11 @@ def simulate_markov_walkers(
     mu_std = float(np.std(mu_units[ok])) if ok.sum() > 1 else float("nan")
     n_plus = float(np.mean(np.sum((w1 + w2) > 0, axis=1) / L))
     return MarkovWalkerResult(
+        converged=True,
+        status=Status.SUCCESS,
+        message=f"simulated {steps} batches of {N} samples for {n_units} units",
+        nit=steps,
+        residual=float("nan"),
         omega1=w1,
         omega2=w2,
         readout_sign=readout_sign,

@@ -14,20 +14,20 @@ import time
 
 import numpy as np
 import torch
-from richlazy.simulate._device import resolve_device
-from richlazy.simulate.models._gamma_mlp import init_gamma_mlp, train_gamma_mlp
-from richlazy.simulate.tasks._same_different import sd_symbols, sd_test_batch, sd_train_batch
-from richlazy.theory.equality._bayes import llr_memorising
+from richlazy.simulate import (
+    init_gamma_mlp,
+    resolve_device,
+    sd_symbols,
+    sd_test_batch,
+    sd_train_batch,
+    train_gamma_mlp,
+)
+from richlazy.theory import llr_memorising
+from richlazy.theory.checks import check_int
 
 from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_equality", "format_bench_equality"]
-
-
-def _check_int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return v
 
 
 def _sync(device):
@@ -43,7 +43,7 @@ def bench_equality(*, n_members: int = 16, d: int = 8, width: int = 32, L: int =
 
     Training: ``n_members`` small MLPs (width ``width``, input 2d) on SD tasks with L symbols,
     ``steps`` SGD steps of ``batch_size`` each, trained (i) together by
-    :func:`~richlazy.simulate.models._gamma_mlp.train_gamma_mlp` and (ii) one at a time by the same
+    :func:`~richlazy.simulate.train_gamma_mlp` and (ii) one at a time by the same
     function with E = 1, using the same pre-drawn batches and initial weights (the final
     weights agree to float32 rounding; their max difference is reported). Bayes: the memorising
     log-likelihood ratio for ``bayes_pairs`` test pairs, vectorised vs one pair per call.
@@ -56,7 +56,7 @@ def bench_equality(*, n_members: int = 16, d: int = 8, width: int = 32, L: int =
     """
     n_old = torch.get_num_threads()
     if num_threads is not None:
-        torch.set_num_threads(_check_int("num_threads", num_threads, 1))
+        torch.set_num_threads(check_int("num_threads", num_threads, minimum=1))
     try:
         return _bench(n_members, d, width, L, batch_size, steps, n_test, bayes_pairs, bayes_L,
                       bayes_d, seed, device)
@@ -66,13 +66,12 @@ def bench_equality(*, n_members: int = 16, d: int = 8, width: int = 32, L: int =
 
 def _bench(n_members, d, width, L, batch_size, steps, n_test, bayes_pairs, bayes_L, bayes_d,
            seed, device):
-    E = _check_int("n_members", n_members, 1)
-    for name, v in (("d", d), ("width", width), ("steps", steps), ("n_test", n_test),
-                    ("bayes_pairs", bayes_pairs), ("bayes_d", bayes_d)):
-        _check_int(name, v, 1)
-    _check_int("L", L, 2)
-    _check_int("batch_size", batch_size, 2)
-    _check_int("bayes_L", bayes_L, 2)
+    E = check_int("n_members", n_members, minimum=1)
+    for name, v, minimum in (("d", d, 1), ("width", width, 1), ("steps", steps, 1),
+                             ("n_test", n_test, 1), ("bayes_pairs", bayes_pairs, 1),
+                             ("bayes_d", bayes_d, 1), ("L", L, 2), ("batch_size", batch_size, 2),
+                             ("bayes_L", bayes_L, 2)):
+        check_int(name, v, minimum=minimum)
     dev = resolve_device(device)
     g = torch.Generator(device=dev).manual_seed(seed)
     S = sd_symbols(E, L, d, generator=g, device=dev)

@@ -2,7 +2,7 @@
 
 Seed 004, App. E.1: D_LR = 1 - CKA(ΦΦ^T, FF^T) needs only the n x p feature matrix Φ and the
 n x C output matrix F. :func:`bench_dlr` times the blocked implementation
-(:func:`richlazy.validate.richness._measures.dlr`) at the requested size and, in the same run, both the
+(:func:`richlazy.validate.dlr`) at the requested size and, in the same run, both the
 blocked and a naive implementation (forms the two n x n Gram matrices, centres them with H, takes
 the Frobenius inner product) at a size ``naive_n`` where the naive one fits in memory. Memory is
 measured with :mod:`tracemalloc` (numpy registers its array buffers with it), i.e. the peak of
@@ -16,7 +16,7 @@ import tracemalloc
 
 import numpy as np
 
-from ..richness._measures import dlr
+from ..richness import dlr
 from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_dlr", "format_bench_dlr"]

@@ -1,12 +1,13 @@
-"""Figures for the richness measures of seed 004 (matplotlib, Agg backend; no pyplot state).
+"""Figures for the richness measures of seed 004 (matplotlib's object API through
+:func:`new_figure` / :func:`save_figure`; no pyplot state).
 
 * :func:`plot_eigen_curves` -- the paper's three-panel visualisation (Sec. 5, eq. 5; Figs. 3, 11):
   (i) cumulative target power Π*(k), (ii) cumulative learned-function power Π̂(k),
   (iii) ρ_k/ρ_1, for one or several networks (ensembles are drawn as mean with a min-max band).
 * :func:`plot_dlr_vs_knob` -- D_LR (mean ± standard error over seeds) against a richness knob.
 
-Both take result objects from :mod:`richlazy.validate.richness._measures` and a path, write a PNG and
-return the path.
+Both take result objects from :mod:`richlazy.validate.richness` and a path, write a PNG and return
+the path.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from ..richness._measures import EigenCurves, RichnessSweep
+from ..richness import EigenCurves, RichnessSweep
+from ._figures import new_figure, save_figure
 
 __all__ = ["plot_eigen_curves", "plot_dlr_vs_knob"]
 
@@ -67,9 +67,7 @@ def plot_eigen_curves(
     labels = list(labels) if labels is not None else [f"net {i}" for i in range(len(items))]
     if d_lr is not None:
         labels = [f"{lab} [{v:.3g}]" for lab, v in zip(labels, d_lr, strict=True)]
-    fig = Figure(figsize=(12.0, 3.6))
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 3)
+    fig, axes = new_figure(1, 3, figsize=(12.0, 3.6), layout="tight")
     colors = [f"C{i % 10}" for i in range(len(items))]
     start = 1 if drop_first else 0
     for c, lab, col in zip(items, labels, colors, strict=True):
@@ -93,10 +91,7 @@ def plot_eigen_curves(
     axes[1].legend(fontsize=8, loc="lower right")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_dlr_vs_knob(
@@ -110,9 +105,7 @@ def plot_dlr_vs_knob(
     the individual seeds as faint points."""
     if not isinstance(sweep, RichnessSweep):
         raise TypeError(f"sweep must be a RichnessSweep, got {type(sweep).__name__}")
-    fig = Figure(figsize=(4.8, 3.6))
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
+    fig, ax = new_figure(figsize=(4.8, 3.6), layout="tight")
     x = np.asarray(sweep.values, dtype=float)
     M = np.asarray(sweep.measure, dtype=float)
     for j in range(M.shape[1]):
@@ -138,7 +131,4 @@ def plot_dlr_vs_knob(
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path)

@@ -7,10 +7,11 @@ import torch
 from richlazy.simulate import gamma_mlp_output, lazy_gamma
 
 from ...core._compare import compare
-from ...core._registry import CaseContext, CaseOutcome, register_case
+from ...core._registry import CaseContext, CaseOutcome, case_threads, register_case
 from ...rendering._richness_plots import plot_dlr_vs_knob
-from ...richness._measures import RichnessSweep, dlr
-from ..equality._cases import _mean_se, _threads, _train_sd
+from ...richness import RichnessSweep, dlr
+from ...stats import mean_se
+from ..equality._common import train_sd
 
 SIZES = {
     "quick": dict(d=32, L=16, width=256, seeds=4, steps=1000, n_test=1000, gammas=[None, 0.1, 1.0, 10**0.8]),
@@ -36,10 +37,10 @@ def gamma_equality(ctx: CaseContext) -> CaseOutcome:
     d, L, seeds = cfg["d"], cfg["L"], cfg["seeds"]
     gammas = [lazy_gamma(d) if g is None else float(g) for g in cfg["gammas"]]
     members = [g for g in gammas for _ in range(seeds)]
-    with _threads(ctx):
-        res, _, xt, _ = _train_sd(ctx, 7, d, members, [L] * len(members), width=cfg["width"],
-                                  steps=cfg["steps"], n_test=cfg["n_test"],
-                                  eval_every=max(cfg["steps"] // 10, 1))
+    with case_threads(ctx):
+        res, _, xt, _ = train_sd(ctx, 7, d, members, [L] * len(members), width=cfg["width"],
+                                 steps=cfg["steps"], n_test=cfg["n_test"],
+                                 eval_every=max(cfg["steps"] // 10, 1))
         W = res.W0 + res.dW  # (E, m, D)
         x = xt.to(W.dtype)
         feats = torch.relu(x @ W.transpose(1, 2))  # (E, n, m): penultimate features on test pairs
@@ -47,17 +48,17 @@ def gamma_equality(ctx: CaseContext) -> CaseOutcome:
     vals = dlr(feats.double(), f.double()[..., None])  # (E,)
     vals = np.asarray(vals).reshape(len(gammas), seeds)
     acc = res.best_accuracy.numpy().reshape(len(gammas), seeds)
-    means, ses = _mean_se(vals)
+    means, ses = mean_se(vals)
     qs = []
     diff = vals[0] - vals[-1]
-    m, se = _mean_se(diff)
+    m, se = mean_se(diff)
     qs.append(compare(f"D_LR(lazy gamma) - D_LR(gamma={gammas[-1]:.3g}) > 0", 0.0, m, stderr=se,
                       kind="gt", tol=3.0,
                       note="trend claim of seed 004 on seed 003's knob: richer training (larger "
                            "gamma) gives lower D_LR; one-sided, >= 3 seed-to-seed SE"))
     for i in range(1, len(gammas) - 1):
         dd = vals[i] - vals[-1]
-        mm, ss = _mean_se(dd)
+        mm, ss = mean_se(dd)
         qs.append(compare(f"D_LR(gamma={gammas[i]:.3g}) - D_LR(gamma={gammas[-1]:.3g}) > 0", 0.0, mm,
                           stderr=ss, kind="gt", tol=3.0,
                           note="monotone trend toward the richest gamma; one-sided, >= 3 SE"))

@@ -4,14 +4,15 @@ non-lazy (1/N readout) vs lazy (1/sqrt(N) readout) linear networks on the toy ta
 from __future__ import annotations
 
 import numpy as np
+import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
-from ...rendering._plots import _plt
-from ...richness._measures import dlr
+from ...richness import dlr
+from ...stats import batch_means
 
 SIZES = {
     "quick": dict(N=64, P=64, N0=84, n_chains=4, T=0.02, dt=0.02, n_steps=12_000, burn_in=4_000, thin=40),
@@ -73,31 +74,26 @@ def _jackknife_dlr(Ks, Fs, n_batches=8):
 def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
     cfg = SIZES[ctx.size]
     N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
-    task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.seed)
+    task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.child_seed(0))
     sol = solve_linear_network(input_kernel(task.X), task.Y, sigma_a2=1.0 / P, T=T, throw=True)
     dlr_theory = dlr_from_kernels(sol.kernels[0], sol.mean_output)
 
     def observe(post, theta, gen):
         z = post.preactivations(theta)[-1]  # (E, N, P): linear features phi(z) = z
         F = post.outputs(theta)  # (E, P, m)
-        out = {"dlr": _torch_dlr(z.transpose(1, 2), F)}
+        out = {"dlr": torch.as_tensor(dlr(z.transpose(1, 2), F))}
         if post.spec.regime == "nonlazy":
             out["K"] = (z.transpose(1, 2) @ z / z.shape[1]).float()
             out["F"] = F.float()
         return out
 
-    def _torch_dlr(feats, outs):
-        import torch
-
-        return torch.as_tensor(dlr(feats, outs))
-
     runs = {}
-    for regime, s2, seed_off in (("nonlazy", 1.0 / P, 11), ("lazy", 1.0, 12)):
+    for regime, s2, stream in (("nonlazy", 1.0 / P, 11), ("lazy", 1.0, 12)):
         spec = NetworkSpec(N0=N0, N=N, L=1, m=3, activation="linear", regime=regime)
         _, run = sample_posterior(
             spec, task.X, task.Y, T=T, sigma_a2=s2, dt=cfg["dt"], n_chains=cfg["n_chains"],
             n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
-            seed=ctx.seed + seed_off, device=ctx.device,
+            seed=ctx.child_seed(stream), device=ctx.device,
             checkpoint_path=ctx.checkpoint_dir / f"{regime}.pt", progress=ctx.progress,
             desc=f"richness/posterior ({regime})",
         )
@@ -105,8 +101,6 @@ def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
         if regime == "nonlazy":
             mean_kernel_dlr, mean_kernel_se = _jackknife_dlr(run.samples["K"].double().numpy(),
                                                               run.samples["F"].double().numpy())
-
-    from ...stats import batch_means
 
     nl, nl_se = batch_means(runs["nonlazy"])
     lz, lz_se = batch_means(runs["lazy"])
@@ -130,15 +124,14 @@ def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
              "kernel removes them and is compared with the theory. No N -> infinity value is "
              f"compared on the lazy side (its random-feature kernel at N={N} is dominated by "
              "fluctuations).")
-    fig = _plot(dlr_theory, (nl, nl_se), (lz, lz_se), (mean_kernel_dlr, mean_kernel_se),
-                ctx.out_dir / "dlr_nonlazy_vs_lazy.png")
-    return CaseOutcome(quantities=qs, figures=[fig.name],
+    with ctx.figure("dlr_nonlazy_vs_lazy.png", figsize=(5.2, 3.4)) as (_fig, ax):
+        _plot(ax, dlr_theory, (nl, nl_se), (lz, lz_se), (mean_kernel_dlr, mean_kernel_se))
+    return CaseOutcome(quantities=qs, figures=[],
                        params=dict(cfg, sigma_a2_nonlazy=1.0 / P, sigma_a2_lazy=1.0), notes=notes)
 
 
-def _plot(theory, nl, lz, mk, path):
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.4), constrained_layout=True)
+def _plot(ax, theory, nl, lz, mk):
+    """Bar chart of D_LR (per-sample non-lazy, mean-kernel non-lazy, per-sample lazy; 2 SE)."""
     labels = ["non-lazy\n(per sample)", "non-lazy\n(mean kernel)", "lazy\n(per sample)"]
     vals = [nl[0], mk[0], lz[0]]
     errs = [nl[1], mk[1], lz[1]]
@@ -148,6 +141,3 @@ def _plot(theory, nl, lz, mk, path):
     ax.set_yscale("log")
     ax.legend(frameon=False, fontsize=8)
     ax.set_title("richness of posterior samples (error bars: 2 SE)", fontsize=9)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

@@ -20,50 +20,31 @@ import math
 
 import numpy as np
 import torch
-from richlazy.simulate.models._mlp import init_mlp_ensemble, mlp_forward, train_mlp_ensemble
-from richlazy.simulate.tasks._images import (
+from richlazy.simulate import (
     DatasetUnavailableError,
+    init_mlp_ensemble,
     load_image_classification,
+    mlp_forward,
     one_hot_targets,
+    train_mlp_ensemble,
 )
 
 from ...core._compare import Quantity, compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
-from ...richness._measures import (
-    RichnessSweep,
-    dlr,
-    eigen_curves,
-    nc1,
-    nc2_etf,
-    nystrom_eigen,
-    s_init,
-)
+from ...richness import RichnessSweep, dlr, eigen_curves, nc1, nc2_etf, nystrom_eigen, s_init
+from ...stats import mean_se
 
 Z_MIN = 3.0
 
 # Network / training configuration per suite size. width < n_train so that n > p (App. E.1).
 _CONFIG = {
-    "quick": dict(
-        width=128,
-        depth=3,
-        lr=2.0,
-        steps=600,
-        seeds=6,
-        n_train=300,
-        n_test=120,
-        downsample={"fashion_mnist": 2, "digits": 1},
-    ),
-    "full": dict(
-        width=512,
-        depth=3,
-        lr=2.0,
-        steps=4000,
-        seeds=10,
-        n_train=3000,
-        n_test=1000,
-        downsample={"fashion_mnist": 1, "digits": 1},
-    ),
+    size: dict(depth=3, lr=2.0, width=width, steps=steps, seeds=seeds, n_train=n_train,
+               n_test=n_test, downsample={"fashion_mnist": fm_down, "digits": 1})
+    for size, width, steps, seeds, n_train, n_test, fm_down in (
+        ("quick", 128, 600, 6, 300, 120, 2),
+        ("full", 512, 4000, 10, 3000, 1000, 1),
+    )
 }
 _DIGITS_MAX = {"n_train": 300, "n_test": 120, "width": 128}  # digits has ~180 images per class
 _CLASSES = (0, 1, 2)
@@ -77,39 +58,35 @@ def _one_sided(name: str, diffs, *, note: str, z_min: float = Z_MIN) -> Quantity
     it is recorded as infinite, so the quantity fails.
     """
     d = np.asarray(diffs, dtype=float)
-    mean = float(d.mean())
-    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.nan
+    mean, se = float(d.mean()), math.nan
+    if d.size > 1 and np.isfinite(d).all():
+        se = float(mean_se(d)[1])
     if not se > 0:
         se = math.inf
     return compare(f"{name} > 0", 0.0, mean, stderr=se, kind="gt", tol=z_min, note=note)
 
 
+def _load(ctx: CaseContext, cfg: dict, name: str):
+    return load_image_classification(
+        name,
+        classes=_CLASSES,
+        n_train=cfg["n_train"],
+        n_test=cfg["n_test"],
+        seed=ctx.child_seed(0),
+        center=True,
+        unit_norm=True,
+        downsample=cfg["downsample"][name],
+    )
+
+
 def _data(ctx: CaseContext, cfg: dict):
     """Fashion-MNIST if installed, else digits; inputs centred, unit norm, times sqrt(d)."""
     try:
-        data = load_image_classification(
-            "fashion_mnist",
-            classes=_CLASSES,
-            n_train=cfg["n_train"],
-            n_test=cfg["n_test"],
-            seed=ctx.seed,
-            center=True,
-            unit_norm=True,
-            downsample=cfg["downsample"]["fashion_mnist"],
-        )
+        data = _load(ctx, cfg, "fashion_mnist")
         note = "dataset: Fashion-MNIST (Debian dataset-fashion-mnist), classes 0,1,2."
     except DatasetUnavailableError as exc:
         cfg = dict(cfg, **{k: min(cfg[k], v) for k, v in _DIGITS_MAX.items()})
-        data = load_image_classification(
-            "digits",
-            classes=_CLASSES,
-            n_train=cfg["n_train"],
-            n_test=cfg["n_test"],
-            seed=ctx.seed,
-            center=True,
-            unit_norm=True,
-            downsample=1,
-        )
+        data = _load(ctx, cfg, "digits")
         note = f"dataset: scikit-learn digits (fallback: {exc.__class__.__name__})."
     d = data.X_train.shape[1]
     X = torch.tensor(data.X_train * math.sqrt(d), dtype=torch.float32, device=ctx.device)
@@ -118,21 +95,16 @@ def _data(ctx: CaseContext, cfg: dict):
     return data, X, Xte, Y, cfg, note
 
 
-def _generator(ctx: CaseContext, offset: int) -> torch.Generator:
-    g = torch.Generator(device=ctx.device)
-    g.manual_seed(ctx.seed * 1000 + offset)
-    return g
-
-
-def _train(ctx, cfg, X, Y, *, alpha, last_layer_only, repeats, offset):
-    """Train cfg['seeds'] initialisations, each repeated ``repeats`` times (paired design)."""
+def _train(ctx, cfg, X, Y, *, alpha, last_layer_only, repeats, stream):
+    """Train cfg['seeds'] initialisations (drawn from the case's stream ``stream``), each repeated
+    ``repeats`` times (paired design)."""
     params = init_mlp_ensemble(
         cfg["seeds"],
         X.shape[1],
         cfg["width"],
         Y.shape[1],
         depth=cfg["depth"],
-        generator=_generator(ctx, offset),
+        generator=ctx.generator(stream),
         zero_output=True,
         device=ctx.device,
     ).repeat_members(repeats)
@@ -154,7 +126,15 @@ def _accuracy(outputs: torch.Tensor, labels: np.ndarray) -> np.ndarray:
     return (outputs.argmax(-1) == lab).float().mean(-1).cpu().numpy()
 
 
-def _fmt(mean, se):
+def _run_params(data, X, cfg) -> dict:
+    """The configuration entries both trained cases record in their params."""
+    return dict(dataset=data.name, n_train=int(X.shape[0]), seeds=cfg["seeds"],
+                **{k: cfg[k] for k in ("width", "depth", "lr", "steps")})
+
+
+def _fmt(M):
+    """'mean ± seed-to-seed SE' per column of M (seeds, columns)."""
+    mean, se = mean_se(M, axis=0)
     return [f"{m:.4f} ± {s:.4f}" for m, s in zip(mean, se, strict=True)]
 
 
@@ -169,7 +149,7 @@ def case_target_scale(ctx: CaseContext) -> CaseOutcome:
     alphas = (0.25, 1.0, 4.0) if ctx.size == "quick" else (0.1, 0.25, 1.0, 4.0, 16.0)
     K, S = len(alphas), cfg["seeds"]
     alpha_t = torch.tensor(alphas * S, dtype=torch.float32, device=ctx.device)
-    res = _train(ctx, cfg, X, Y, alpha=alpha_t, last_layer_only=False, repeats=K, offset=11)
+    res = _train(ctx, cfg, X, Y, alpha=alpha_t, last_layer_only=False, repeats=K, stream=11)
     feats, outs = mlp_forward(res.params, X)
     D = dlr(feats, outs).reshape(S, K)  # member index = seed * K + alpha index
     fte, ote = mlp_forward(res.params, Xte)
@@ -223,23 +203,16 @@ def case_target_scale(ctx: CaseContext) -> CaseOutcome:
             title="Eigen-visualisation (seed 004 eq. 5), mean and range over seeds",
         ).name
     )
-    se = lambda M: M.std(axis=0, ddof=1) / math.sqrt(S)  # noqa: E731
     params = dict(
-        dataset=data.name,
-        n_train=int(X.shape[0]),
+        _run_params(data, X, cfg),
         classes=list(_CLASSES),
         image_shape=list(data.image_shape),
         preprocessing=data.preprocessing,
         alphas=list(alphas),
-        seeds=S,
-        width=cfg["width"],
-        depth=cfg["depth"],
-        lr=cfg["lr"],
-        steps=cfg["steps"],
         parametrisation="NTK, antisymmetric zero-output init, full-batch GD, MSE on y/α",
-        d_lr_train=_fmt(D.mean(0), se(D)),
-        d_lr_test=_fmt(D_test.mean(0), se(D_test)),
-        s_init=_fmt(S_init.mean(0), se(S_init)),
+        d_lr_train=_fmt(D),
+        d_lr_test=_fmt(D_test),
+        s_init=_fmt(S_init),
         train_accuracy=acc.mean(0).round(4).tolist(),
         d_eff_alpha_min_max=[round(float(np.mean(g.d_eff)), 3) for g in groups],
         diverged=int(res.diverged.sum()),
@@ -257,7 +230,7 @@ def case_last_layer_vs_full(ctx: CaseContext) -> CaseOutcome:
     data, X, Xte, Y, cfg, data_note = _data(ctx, cfg)
     S, alpha = cfg["seeds"], 0.25
     ll = torch.tensor([False, True] * S, device=ctx.device)
-    res = _train(ctx, cfg, X, Y, alpha=alpha, last_layer_only=ll, repeats=2, offset=23)
+    res = _train(ctx, cfg, X, Y, alpha=alpha, last_layer_only=ll, repeats=2, stream=23)
     feats, outs = mlp_forward(res.params, X)
     f0, _ = mlp_forward(res.init_params, X)
     D = dlr(feats, outs).reshape(S, 2)  # column 0 = full backprop, 1 = last layer only
@@ -296,18 +269,11 @@ def case_last_layer_vs_full(ctx: CaseContext) -> CaseOutcome:
         max_k=cfg["width"],
         title="Full backprop vs last-layer-only training (mean and range over seeds)",
     ).name
-    se = lambda M: M.std(axis=0, ddof=1) / math.sqrt(S)  # noqa: E731
     params = dict(
-        dataset=data.name,
-        n_train=int(X.shape[0]),
+        _run_params(data, X, cfg),
         alpha=alpha,
-        seeds=S,
-        width=cfg["width"],
-        depth=cfg["depth"],
-        lr=cfg["lr"],
-        steps=cfg["steps"],
-        d_lr=dict(zip(("full", "last_layer_only"), _fmt(D.mean(0), se(D)), strict=True)),
-        s_init=dict(zip(("full", "last_layer_only"), _fmt(Si.mean(0), se(Si)), strict=True)),
+        d_lr=dict(zip(("full", "last_layer_only"), _fmt(D), strict=True)),
+        s_init=dict(zip(("full", "last_layer_only"), _fmt(Si), strict=True)),
         nc1_ridge_1em4=dict(zip(("full", "last_layer_only"), [f"{v:.4g}" for v in nc.mean(0)], strict=True)),
         train_accuracy=dict(zip(("full", "last_layer_only"), acc.mean(0).round(4).tolist(), strict=True)),
         d_eff=dict(
@@ -349,7 +315,7 @@ def _slope(x, y) -> float:
     "Props. 1-2, eq. 56) and have D_LR = 0, D_eff = C; near-MP scaling laws",
 )
 def case_nc_min_projection(ctx: CaseContext) -> CaseOutcome:
-    rng = np.random.default_rng(ctx.seed)
+    rng = ctx.rng(0)
     shapes = (
         [(3, 20, 8), (5, 12, 16), (10, 8, 40)]
         if ctx.size == "quick"

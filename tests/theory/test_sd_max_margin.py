@@ -1,4 +1,4 @@
-"""Symmetric max-margin network of the SD task (theory/_sd_max_margin.py).
+"""Symmetric max-margin network of the SD task (theory/equality/_max_margin_limit.py).
 
 The closed form is checked against an independent column-generation linear program (scipy
 HiGHS), once on the symmetrised two-constraint problem and once on the full training set without
@@ -181,3 +181,17 @@ def test_bad_input():
         sd_max_margin_accuracy(3, n_test=0)
     with pytest.raises(ValueError, match="max_perms"):
         sd_max_margin_accuracy(3, max_perms=0)
+
+
+def test_closed_form_carries_the_common_status_fields():
+    from richlazy.theory._results import Status
+
+    sol = sd_symmetric_max_margin(5)
+    assert sol.converged and sol.status is Status.SUCCESS and sol.status == 0
+    assert sol.nit == 0 and sol.residual == 0.0 and sol.message == "closed form"
+
+
+def test_accuracy_seed_takes_a_generator():
+    a = sd_max_margin_accuracy(4, n_test=2000, seed=np.random.default_rng(9))
+    b = sd_max_margin_accuracy(4, n_test=2000, seed=9)
+    assert a == b

@@ -1,0 +1,59 @@
+"""Shared pieces of the equality (seed 003) cases: ensemble training on the same-different task,
+the NTK-machine reference accuracies and the error-bar plot of seed-to-seed means.
+
+Randomness comes from the case's streams only (``ctx.generator(k)``); a case that needs the same
+data twice asks for the same ``k`` twice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from richlazy.simulate import sd_symbols, sd_test_batch, sd_train_batch, train_gamma_mlp
+from richlazy.theory import kernel_gradient_descent, kernel_regression_predict, sd_training_pairs
+
+from ...core._registry import CaseContext
+from ...stats import mean_se
+
+__all__ = ["Z", "errorbar", "ntk_accuracies", "train_sd"]
+
+Z = 3.0  # number of standard errors for statistical comparisons
+
+
+def train_sd(ctx: CaseContext, k: int, d: int, gammas, Ls, *, width: int, steps: int,
+             alpha0: float = 0.1, sigma2: float = 0.0, n_test: int = 1000, batch: int = 128,
+             eval_every: int = 100):
+    """Train one γ-MLP ensemble on stream ``k``: member e has richness gammas[e] and its own
+    L = Ls[e] training symbols. Returns ``(result, symbols, x_test, y_test)`` (data on the CPU)."""
+    g = ctx.generator(k)
+    E = len(gammas)
+    S = sd_symbols(E, max(Ls), d, generator=g)
+    n_sym = torch.tensor(Ls, device=ctx.device)
+    xt, yt = sd_test_batch(E, n_test, d, sigma2=sigma2, generator=g)
+    res = train_gamma_mlp(
+        lambda gg: sd_train_batch(S, batch, n_symbols=n_sym, sigma2=sigma2, generator=gg),
+        xt, yt, torch.tensor(gammas, dtype=torch.float64), d_eff=d, width=width, alpha0=alpha0,
+        steps=steps, eval_every=eval_every, generator=g)
+    return res, S.cpu(), xt.cpu(), yt.cpu()
+
+
+def ntk_accuracies(S, xt, yt, *, steps: int, every: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per member: the best test accuracy of the infinite-width NTK machine trained for ``steps``
+    function-space steps on all L² distinct training pairs of its symbols S[e] (recorded every
+    ``every`` steps), and the accuracy of NTK ridgeless regression (seed 003 App. D)."""
+    n = S.shape[0]
+    gd, kr = np.zeros(n), np.zeros(n)
+    for s in range(n):
+        x, y, p = sd_training_pairs(S[s].double().numpy())
+        xs, ys = xt[s].double().numpy(), yt[s].numpy() > 0.5
+        f, _ = kernel_gradient_descent(x, y, xs, p=p, lr=0.1, steps=steps, record_every=every)
+        gd[s] = ((f > 0) == ys).mean(1).max()
+        kr[s] = ((kernel_regression_predict(x, y, xs, kernel="ntk") > 0) == ys).mean()
+    return gd, kr
+
+
+def errorbar(ax, x, samples, fmt: str = "o-", *, label: str, **kw):
+    """Mean ± seed-to-seed standard error of ``samples`` (last axis = seeds) against ``x``."""
+    m, se = mean_se(samples)
+    ax.errorbar(x, m, yerr=se, fmt=fmt, ms=kw.pop("ms", 3), capsize=kw.pop("capsize", 2),
+                label=label, **kw)
