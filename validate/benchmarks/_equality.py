@@ -26,13 +26,9 @@ from richlazy.theory import llr_memorising
 from richlazy.theory.checks import check_int
 
 from ._registry import BenchResult, register_benchmark
+from ._timing import sync
 
 __all__ = ["bench_equality", "format_bench_equality"]
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def bench_equality(*, n_members: int = 16, d: int = 8, width: int = 32, L: int = 8,
@@ -88,14 +84,14 @@ def _bench(n_members, d, width, L, batch_size, steps, n_test, bayes_pairs, bayes
                                init=(W0[members], a0[members]))
 
     run(slice(0, min(E, 2)))  # warm-up (allocator, kernels)
-    _sync(dev)
+    sync(dev)
     t0 = time.perf_counter()
     batched = run(slice(0, E))
-    _sync(dev)
+    sync(dev)
     t_batched = time.perf_counter() - t0
     t0 = time.perf_counter()
     looped = [run(slice(e, e + 1)) for e in range(E)]
-    _sync(dev)
+    sync(dev)
     t_loop = time.perf_counter() - t0
     max_diff = max(float((looped[e].dW[0] - batched.dW[e]).abs().max()) for e in range(E))
 

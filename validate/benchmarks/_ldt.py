@@ -10,7 +10,6 @@ Reports medians and ratios; never asserts times."""
 from __future__ import annotations
 
 import math
-import statistics
 import time
 
 import numpy as np
@@ -27,18 +26,14 @@ from scipy.special import logsumexp
 
 from ..rendering._tables import render_tables
 from ._registry import BenchResult, register_benchmark
+from ._timing import median_time
 
 __all__ = ["bench_ldt", "format_bench_ldt", "bench_ldt_sampler", "format_bench_ldt_sampler"]
 
 
 def _timed(fn, repeats: int) -> tuple[float, object]:
-    times = []
-    out = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+    """Median seconds of ``repeats`` calls and the last result."""
+    return median_time(fn, min_repeats=repeats)[:2]
 
 
 def _numpy_energy(alpha: float, d: int, N: int, n_grid: int = 40001, w_max: float = 4.0) -> float:

@@ -16,7 +16,6 @@ measures batching and hand-written gradients, not the random number generator.
 from __future__ import annotations
 
 import math
-import time
 
 import torch
 from richlazy.simulate import (
@@ -30,28 +29,9 @@ from richlazy.simulate import (
 )
 
 from ._registry import BenchResult, register_benchmark
+from ._timing import mean_time
 
 __all__ = ["bench_sampler", "format_bench_sampler"]
-
-
-def _sync(dev):
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-
-
-def _timeit(fn, dev, *, min_time=1.0, min_reps=5):
-    fn()
-    _sync(dev)
-    reps, total = 0, 0.0
-    t0 = time.perf_counter()
-    while total < min_time or reps < min_reps:
-        fn()
-        reps += 1
-        if reps % 5 == 0 or reps >= min_reps:
-            _sync(dev)
-            total = time.perf_counter() - t0
-    _sync(dev)
-    return (time.perf_counter() - t0) / reps
 
 
 def _posterior(N, P, N0, E, dev, dtype, seed, project=False):
@@ -72,7 +52,7 @@ def _bench_single(dev, dtype, min_time):
     def step():
         holder[0], _ = langevin_step(holder[0], post, step_size=5e-5, generator=gen)
 
-    t_step = _timeit(step, dev, min_time=min_time)
+    t_step = mean_time(step, dev, min_time=min_time)
     # roofline: the same products on preallocated buffers
     g_mm = make_generator(1, dev)  # the values are irrelevant; drawn from an explicit generator
 
@@ -93,7 +73,7 @@ def _bench_single(dev, dtype, min_time):
         torch.matmul(A, R, out=oH)
         torch.matmul(Z, XT, out=oW)
 
-    t_mm = _timeit(mm, dev, min_time=min_time)
+    t_mm = mean_time(mm, dev, min_time=min_time)
     flops = 2 * (2 * N * N0 * P + 3 * N * P * m)
     postp, statep, genp = _posterior(N, P, N0, 1, dev, dtype, 0, project=True)
     hp = [statep]
@@ -101,7 +81,7 @@ def _bench_single(dev, dtype, min_time):
     def stepp():
         hp[0], _ = langevin_step(hp[0], postp, step_size=5e-5, generator=genp)
 
-    t_proj = _timeit(stepp, dev, min_time=min_time)
+    t_proj = mean_time(stepp, dev, min_time=min_time)
     return dict(config="single chain N=P=200, N0=220, L=1, m=3", dtype=str(dtype).replace("torch.", ""),
                 steps_per_s=1.0 / t_step, step_ms=t_step * 1e3, roofline_ms=t_mm * 1e3,
                 gflops_step=flops / t_step / 1e9, ratio_to_roofline=t_mm / t_step,
@@ -128,14 +108,14 @@ def _bench_ensemble(dev, dtype, min_time):
     def batched():
         holder[0], _ = langevin_step(holder[0], post, step_size=eps, generator=gen)
 
-    t_b = _timeit(batched, dev, min_time=min_time)
+    t_b = mean_time(batched, dev, min_time=min_time)
     postp, statep, genp = _posterior(N, P, N0, E, dev, dtype, 1, project=True)
     hp = [statep]
 
     def batched_proj():
         hp[0], _ = langevin_step(hp[0], postp, step_size=eps, generator=genp)
 
-    t_bp = _timeit(batched_proj, dev, min_time=min_time)
+    t_bp = mean_time(batched_proj, dev, min_time=min_time)
     p = post.unflatten(state.theta)
     nets = [_OneNet(p["W1"][e], p["A"][e]) for e in range(E)]
     for n in nets:
@@ -158,7 +138,7 @@ def _bench_ensemble(dev, dtype, min_time):
 
     for n in nets:
         n.to(dtype)
-    t_l = _timeit(loop, dev, min_time=min_time)
+    t_l = mean_time(loop, dev, min_time=min_time)
     return dict(config="ensemble E=16, N=P=100, N0=120, L=1, m=3", dtype=str(dtype).replace("torch.", ""),
                 steps_per_s=1.0 / t_b, chain_steps_per_s=E / t_b, step_ms=t_b * 1e3,
                 loop_ms=t_l * 1e3, speedup_vs_autograd_loop=t_l / t_b,
