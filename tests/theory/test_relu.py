@@ -5,12 +5,13 @@ import itertools
 
 import numpy as np
 import pytest
-from richlazy.theory.coding._relu import (
+from richlazy.theory import (
     relu_stability_margin,
     solve_relu_outliers,
     solve_relu_toy,
+    toy_class_targets,
 )
-from richlazy.theory.coding._sigmoid import _ToyNeuron, toy_class_targets
+from richlazy.theory.coding._toy_core import _ToyNeuron
 from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
 
 RHO = np.array([0.5, 0.25, 0.25])

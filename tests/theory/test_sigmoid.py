@@ -5,10 +5,10 @@ import itertools
 
 import numpy as np
 import pytest
-from richlazy.theory.coding._linear import solve_linear_network
-from richlazy.theory.coding._sigmoid import (
+from richlazy.theory import (
     code_transitions,
     locate_code_transition,
+    solve_linear_network,
     solve_sigmoid_general,
     solve_sigmoid_toy,
     sweep_y_minus,

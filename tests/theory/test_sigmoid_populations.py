@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from richlazy.theory.coding._populations import solve_sigmoid_toy_populations
-from richlazy.theory.coding._sigmoid import _ToyNeuron, solve_sigmoid_toy, toy_class_targets
+from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, toy_class_targets
+from richlazy.theory.coding._toy_core import _ToyNeuron
 
 RHO = np.array([0.5, 0.25, 0.25])
 

@@ -42,7 +42,7 @@ def test_digits_fallback_when_fashion_absent(tmp_path, monkeypatch):
     np.testing.assert_array_equal(np.argmax(d["Y"], axis=1), d["labels"])
     np.testing.assert_allclose(d["Y"].sum(axis=1), 0.0)
     assert set(np.unique(d["Ys"])) == {-0.5, 1.0}
-    from richlazy.simulate.tasks._images import DatasetUnavailableError
+    from richlazy.simulate import DatasetUnavailableError
 
     with pytest.raises(DatasetUnavailableError):
         load_fig6_data(24, 9, seed=3, dataset="fashion_mnist", root=tmp_path)
@@ -61,7 +61,7 @@ def test_digits_rank_limit_and_validation():
 
 @pytest.mark.parametrize("act", ["linear", "sigmoid_erf", "relu"])
 def test_conditional_mean_activation_vs_monte_carlo(act):
-    from richlazy.simulate.models._activations import activation_pair
+    from richlazy.simulate import activation_pair
 
     phi = activation_pair(act)[0]
     g = torch.Generator().manual_seed(1)

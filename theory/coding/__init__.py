@@ -1,10 +1,20 @@
 """Coding schemes of non-lazy Bayesian networks (seed 000): the linear network (U, kernels per
 layer, predictor), the GP/lazy baseline, sigmoid and ReLU codes on the toy task and on general data.
+
+Layout: ``_problem`` (shared input checks), ``_toy_core`` (the single-neuron core shared by all
+code solvers), ``_linear``, ``_gp``, ``_sigmoid_toy`` (+ ``_sigmoid_finite_p``),
+``_sigmoid_general`` (+ ``_general_core``), ``_sweeps``, ``_populations``, ``_relu_toy``,
+``_relu_outliers``, and ``_protocol`` (the common ``predict`` / ``test_kernel`` /
+``generalization_error`` signatures of the predicting solutions).
+
+Conventions: inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``);
+targets Y are (P, m), one row per training input, m = number of outputs.
 """
 
 from ._gp import (
     GPPosterior,
     nngp_posterior,
+    solve_nngp,
 )
 from ._linear import (
     LinearNetworkSolution,
@@ -18,27 +28,37 @@ from ._populations import (
     SigmoidPopulationSolution,
     solve_sigmoid_toy_populations,
 )
-from ._relu import (
+from ._protocol import CodingPredictor
+from ._relu_outliers import (
     ReLUOutlierSolution,
+    solve_relu_outliers,
+)
+from ._relu_toy import (
     ReLUToySolution,
     relu_stability_margin,
-    solve_relu_outliers,
     solve_relu_toy,
 )
-from ._sigmoid import (
+from ._sigmoid_general import (
     SigmoidGeneralSolution,
+    solve_sigmoid_general,
+)
+from ._sigmoid_toy import (
     SigmoidToySolution,
+    solve_sigmoid_toy,
+    toy_class_targets,
+)
+from ._sweeps import (
+    SigmoidSweep,
     code_transitions,
     locate_code_transition,
-    solve_sigmoid_general,
-    solve_sigmoid_toy,
     sweep_y_minus,
-    toy_class_targets,
 )
 
 __all__ = [
+    "CodingPredictor",
     "GPPosterior",
     "nngp_posterior",
+    "solve_nngp",
     "LinearNetworkSolution",
     "default_sigma_a2",
     "input_kernel",
@@ -51,6 +71,7 @@ __all__ = [
     "solve_relu_outliers",
     "solve_relu_toy",
     "SigmoidGeneralSolution",
+    "SigmoidSweep",
     "SigmoidToySolution",
     "code_transitions",
     "locate_code_transition",

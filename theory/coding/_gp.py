@@ -12,14 +12,21 @@ For a network of depth L with hidden prior variances ``sigma_w2`` and readout pr
     f_r(x)     = k_GP(x)^T K_GP^{-1} Y[:, r]                 (independent of sigma_a2)
     sigma^2(x) = K_GP(x, x) - k_GP(x)^T K_GP^{-1} k_GP(x)     (the same for every output r)
     eps_r      = mean_mu { [y_mu^r - f_r(x_mu)]^2 + sigma^2(x_mu) }.
+
+Inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``): K0 (P, P),
+the train-vs-test kernel k0 (P, Q) and the test diagonal (Q,); Y is (P, m), one row per training
+input, m = number of outputs. :class:`GPPosterior` implements the coding-solution protocol
+(:mod:`._protocol`), so it can replace a non-lazy solution in one line (``solve_nngp(K0, Y)``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._results import Status
 from ..checks import (
     as_float_array,
     as_float_matrix,
@@ -27,18 +34,27 @@ from ..checks import (
     check_nonneg_float,
     check_pos_float,
 )
+from ._problem import _check_targets
+from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 
-__all__ = ["GPPosterior", "nngp_posterior"]
+__all__ = ["GPPosterior", "nngp_posterior", "solve_nngp"]
 
 
 @dataclass(frozen=True)
 class GPPosterior:
     """NNGP posterior at T -> 0 (plus optional observation noise).
 
-    mean : (Q, m)  posterior mean predictor on the test inputs.
-    variance : (Q,)  posterior predictive variance of each output (no noise term).
+    mean : (Q, m)  posterior mean predictor on the test inputs given at construction.
+    variance : (Q,)  posterior predictive variance of each output there (no noise term).
     K_train : (P, P), k_cross : (P, Q), k_test_diag : (Q,)  the NNGP kernel blocks used.
     sigma_a2, sigma_w2, depth, activation, noise : the parameters.
+    K0 : (P, P), Y : (P, m)  the training input kernel and targets (for new test inputs).
+    converged, status, message, nit, residual : the common result fields (read-only; a closed
+    form, so always SUCCESS).
+
+    Implements the coding-solution protocol (:mod:`._protocol`): ``predict(k0, k_test_diag)``,
+    ``test_kernel(...)`` and ``generalization_error(k0, k_test_diag, Y_test)`` on any test inputs
+    (``k_test_diag`` is required: the NNGP kernel of a test input depends on its norm).
     """
 
     mean: np.ndarray
@@ -51,20 +67,87 @@ class GPPosterior:
     depth: int
     activation: str
     noise: float
+    K0: np.ndarray | None = field(default=None, repr=False)
+    Y: np.ndarray | None = field(default=None, repr=False)
 
-    def generalization_error(self, Y_test) -> np.ndarray:
-        """Per-output ``eps_r = mean_mu ([y - f_r]^2 + sigma^2(x_mu))`` (notes §6.2)."""
-        Y_test = as_float_matrix("Y_test", Y_test, allow_1d=True)
-        if Y_test.shape != self.mean.shape:
-            raise ValueError(f"Y_test must have shape {self.mean.shape} (Q, m), got {Y_test.shape}")
-        return np.mean((Y_test - self.mean) ** 2 + self.variance[:, None], axis=0)
+    # -- the common result fields (a closed form: always converged) ----------------------------
+    @property
+    def converged(self) -> bool:
+        return True
 
-    def bias_error(self, Y_test) -> np.ndarray:
+    @property
+    def status(self) -> Status:
+        return Status.SUCCESS
+
+    @property
+    def message(self) -> str:
+        return "closed form (NNGP posterior, Cholesky solve)"
+
+    @property
+    def nit(self) -> int:
+        return 0
+
+    @property
+    def residual(self) -> float:
+        return 0.0
+
+    # -- test inputs (coding-solution protocol) --------------------------------------------------
+    def _posterior(self, k0, k_test_diag):
+        if self.K0 is None or self.Y is None:
+            raise ValueError("this GPPosterior was built without K0 and Y; create it with "
+                             "nngp_posterior or solve_nngp to evaluate it on new test inputs")
+        k0 = _check_k0("k0", k0, self.K0.shape[0])
+        kd = _check_test_diag("k_test_diag", k_test_diag, k0.shape[1], required_by="the NNGP")
+        return _gp_mean_variance(self.K0, self.K_train, self.Y, k0, kd, self.activation,
+                                 self.depth, self.sigma_a2, self.sigma_w2)[:2]
+
+    def predict(self, k0, k_test_diag=None) -> np.ndarray:
+        """Posterior mean ``f_r(x) = k_GP(x)^T K_GP^{-1} Y[:, r]`` (Q, m) on test inputs with input
+        kernels ``k0`` (P, Q) and ``k_test_diag`` (Q,) (notes §6.2)."""
+        return self._posterior(k0, k_test_diag)[0]
+
+    def predictive_variance(self, k0, k_test_diag=None) -> np.ndarray:
+        """Posterior variance ``sigma^2(x) = K_GP(x, x) - k_GP^T K_GP^{-1} k_GP`` (Q,)."""
+        return self._posterior(k0, k_test_diag)[1]
+
+    def test_kernel(self, k0_a, k0_b, K0_ab=None, k_test_diag_a=None,
+                    k_test_diag_b=None) -> np.ndarray:
+        """Feature kernel of the last hidden layer on test inputs (Qa, Qb): in the lazy
+        (GP) limit it is the prior NNGP kernel K_L(x1, x2) (notes §6.2), unchanged by learning
+        and without the readout factor sigma_a2. Needs ``K0_ab`` (Qa, Qb) and both diagonals;
+        ``k0_a``, ``k0_b`` are only checked (the prior kernel does not involve training data)."""
+        P = None if self.K0 is None else self.K0.shape[0]
+        if P is not None:
+            k0_a = _check_k0("k0_a", k0_a, P)
+            k0_b = _check_k0("k0_b", k0_b, P)
+        if K0_ab is None:
+            raise ValueError("K0_ab (the input kernel between the two sets of test inputs) is "
+                             "required by GPPosterior.test_kernel")
+        K0_ab = as_float_matrix("K0_ab", K0_ab)
+        da = _check_test_diag("k_test_diag_a", k_test_diag_a, K0_ab.shape[0], required_by="the NNGP")
+        db = _check_test_diag("k_test_diag_b", k_test_diag_b, K0_ab.shape[1], required_by="the NNGP")
+        return _propagate(da, K0_ab, db, self.activation, self.depth, self.sigma_w2)[0]
+
+    def _resolve(self, method, k0, k_test_diag, Y_test):
+        if k_test_diag is None and Y_test is None:  # old form (Y_test) on the stored test inputs
+            warnings.warn(f"GPPosterior.{method}(Y_test) is deprecated; call {method}(k0, "
+                          f"k_test_diag, Y_test)", DeprecationWarning, stacklevel=3)
+            return self.mean, self.variance, k0
+        k0, k_test_diag, Y_test = _gen_error_args("GPPosterior", k0, k_test_diag, Y_test,
+                                                  stacklevel=4)
+        mean, var = self._posterior(k0, k_test_diag)
+        return mean, var, Y_test
+
+    def generalization_error(self, k0, k_test_diag=None, Y_test=None) -> np.ndarray:
+        """Per-output ``eps_r = mean_mu ([y - f_r]^2 + sigma^2(x_mu))`` (notes §6.2); ``Y_test``
+        (Q, m). The old form ``(Y_test)`` (test inputs of the construction) warns."""
+        mean, var, Y_test = self._resolve("generalization_error", k0, k_test_diag, Y_test)
+        return _mean_squared_error(mean, Y_test, var)
+
+    def bias_error(self, k0, k_test_diag=None, Y_test=None) -> np.ndarray:
         """Per-output squared bias ``mean_mu [y - f_r]^2`` (the error without the variance)."""
-        Y_test = as_float_matrix("Y_test", Y_test, allow_1d=True)
-        if Y_test.shape != self.mean.shape:
-            raise ValueError(f"Y_test must have shape {self.mean.shape} (Q, m), got {Y_test.shape}")
-        return np.mean((Y_test - self.mean) ** 2, axis=0)
+        mean, _, Y_test = self._resolve("bias_error", k0, k_test_diag, Y_test)
+        return _mean_squared_error(mean, Y_test)
 
 
 def _propagate(kaa, kab, kbb, activation, depth, sigma_w2):
@@ -95,10 +178,10 @@ def nngp_posterior(
 
     Parameters
     ----------
-    K0 : (P, P)       input kernel on training inputs, X^T X / N0.
+    K0 : (P, P)       input kernel on training inputs, X^T X / N0 (inputs as columns of X).
     k0_cross : (P, Q) input kernel between training and test inputs, X^T X* / N0.
     k0_test_diag : (Q,) input kernel of each test input with itself, |x*|^2 / N0.
-    Y : (P, m)        training targets.
+    Y : (P, m)        training targets, one row per training input, m = number of outputs.
     activation : str  one of the closed-form activations of :mod:`richlazy.theory` kernels
                       ("linear", "sigmoid_erf", "erf", "relu").
     depth : int       number of hidden layers L.
@@ -117,9 +200,7 @@ def nngp_posterior(
     k0_test_diag = as_float_array("k0_test_diag", k0_test_diag, ndim=1)
     if k0_test_diag.shape != (Q,):
         raise ValueError(f"k0_test_diag must have shape ({Q},), got {k0_test_diag.shape}")
-    Y = as_float_matrix("Y", Y, allow_1d=True)
-    if Y.shape[0] != P:
-        raise ValueError(f"Y must have P = {P} rows, got shape {Y.shape}")
+    Y = _check_targets(Y, P)
     depth = check_int("depth", depth, minimum=1)
     sigma_a2 = check_pos_float("sigma_a2", sigma_a2)
     sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
@@ -127,10 +208,17 @@ def nngp_posterior(
     if not isinstance(activation, str):
         raise TypeError(f"activation must be a str, got {type(activation).__name__}")
 
-    d = np.diag(K0).copy()
-    Ktr, dtr, _ = _propagate(d, K0, d, activation, depth, sigma_w2)
-    kx, _, dte = _propagate(d, k0_cross, k0_test_diag, activation, depth, sigma_w2)
-    Kgp = sigma_a2 * Ktr + noise * np.eye(P)
+    Kgp = sigma_a2 * _propagate(np.diag(K0).copy(), K0, np.diag(K0).copy(), activation, depth,
+                                sigma_w2)[0] + noise * np.eye(P)
+    mean, var, kgp, dgp = _gp_mean_variance(K0, Kgp, Y, k0_cross, k0_test_diag, activation, depth,
+                                            sigma_a2, sigma_w2)
+    return GPPosterior(mean, var, Kgp, kgp, dgp, sigma_a2, sigma_w2, depth, activation, noise,
+                       K0=K0, Y=Y)
+
+
+def _gp_mean_variance(K0, Kgp, Y, k0_cross, k0_test_diag, activation, depth, sigma_a2, sigma_w2):
+    """GP mean (Q, m), variance (Q,), cross kernel k_GP (P, Q) and test diagonal (Q,)."""
+    kx, _, dte = _propagate(np.diag(K0).copy(), k0_cross, k0_test_diag, activation, depth, sigma_w2)
     kgp = sigma_a2 * kx
     dgp = sigma_a2 * dte
     try:
@@ -144,4 +232,27 @@ def nngp_posterior(
     B = np.linalg.solve(c, Y)
     mean = A.T @ B
     var = np.maximum(dgp - np.sum(A * A, axis=0), 0.0)
-    return GPPosterior(mean, var, Kgp, kgp, dgp, sigma_a2, sigma_w2, depth, activation, noise)
+    return mean, var, kgp, dgp
+
+
+def solve_nngp(
+    K0,
+    Y,
+    *,
+    activation: str = "linear",
+    depth: int = 1,
+    sigma_a2: float = 1.0,
+    sigma_w2: float = 1.0,
+    noise: float = 0.0,
+) -> GPPosterior:
+    """NNGP (lazy) posterior from the training data only, to be evaluated on test inputs later
+    with the coding-solution protocol (``predict(k0, k_test_diag)``, ...): the GP counterpart of
+    ``solve_linear_network(K0, Y)`` (notes §6.2; seed 000 supp. D [RECON]).
+
+    Same parameters as :func:`nngp_posterior` (K0 (P, P) input kernel of the training inputs,
+    columns of X; Y (P, m), one row per training input). Its ``mean``/``variance`` fields are
+    those on the training inputs themselves (mean = Y, variance = 0 at noise = 0).
+    """
+    K0 = as_float_matrix("K0", K0)
+    return nngp_posterior(K0, K0, np.diag(K0).copy(), Y, activation=activation, depth=depth,
+                          sigma_a2=sigma_a2, sigma_w2=sigma_w2, noise=noise)

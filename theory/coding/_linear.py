@@ -4,7 +4,8 @@ Source: A. van Meegen & H. Sompolinsky, *Coding schemes in neural networks learn
 classification tasks*, Nat. Commun. 16, 3354 (2025) (seed 000), main text "Linear networks" and
 supplement A; our notes ``spec/coding_schemes.md`` §3 and §11. Notation:
 
-* inputs X (N0 x P, columns are inputs), targets Y (P x m), input kernel K0 = X^T X / N0;
+* inputs X (N0 x P, columns are inputs), targets Y (P x m, one row per input, m = number of
+  outputs), input kernel K0 = X^T X / N0;
 * readout prior variance ``sigma_a2`` (paper default P^(-1/L)), hidden prior variances 1;
 * ``T`` is the rescaled temperature (T -> T/N in the paper); the theory is T -> 0 unless stated.
 
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .._results import SolverStatus, raise_if_failed
+from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_matrix, check_int, check_nonneg_float, check_pos_float
+from ._problem import _check_gram, _check_targets
+from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 
 __all__ = [
     "input_kernel",
@@ -137,6 +140,9 @@ class LinearNetworkSolution(SolverStatus):
     C : tuple         m x m matrices C_l with K_l = K0 + Y C_l Y^T.
     K0, Y             the problem data; sigma_a2, L, T the parameters; ``exact`` the U equation.
     mean_output : (P, m)  posterior-mean training output; equals Y at T = 0, Y - T t at T > 0.
+
+    Implements the coding-solution protocol (:mod:`._protocol`): ``predict``, ``test_kernel``,
+    ``generalization_error`` with the same signatures as the GP, sigmoid and ReLU solutions.
     """
 
     U: np.ndarray
@@ -179,57 +185,58 @@ class LinearNetworkSolution(SolverStatus):
         return self.Y @ self.U_power(-1.0)
 
     # -- test inputs ---------------------------------------------------------------------------
-    def predict(self, k0) -> np.ndarray:
+    def predict(self, k0, k_test_diag=None) -> np.ndarray:
         """Mean predictor ``f(x) = Y^T K0^{-1} k0(x)`` ([MT], = GP mean predictor).
 
-        ``k0`` is (P, Q): columns ``k0(x) = X^T x / N0``. Returns (Q, m). At T > 0 (L = 1):
-        ``f(x) = (K0 t U)^T K0^{-1} k0 = U t^T k0`` ([OURS]).
+        ``k0`` is (P, Q): columns ``k0(x) = X^T x / N0`` (``input_kernel(X, X_test)``). Returns
+        (Q, m). At T > 0 (L = 1): ``f(x) = (K0 t U)^T K0^{-1} k0 = U t^T k0`` ([OURS]).
+        ``k_test_diag`` (Q,) is accepted for the common protocol and not used.
         """
         k0 = self._check_k0("k0", k0)
+        _check_test_diag("k_test_diag", k_test_diag, k0.shape[1])
         if self.T > 0:
             return (k0.T @ self.t) @ self.U
         return np.linalg.solve(self.K0, k0).T @ self.Y
 
-    def test_kernel(self, k0_a, k0_b, K0_ab, *, layer: int | None = None) -> np.ndarray:
+    def test_kernel(self, k0_a, k0_b, K0_ab=None, k_test_diag_a=None, k_test_diag_b=None, *,
+                    layer: int | None = None) -> np.ndarray:
         """Posterior-averaged kernel of layer l (default L) on test inputs ([MT], supp. A.2):
 
         ``K_l(x1, x2) = K0(x1, x2) + f(x1)^T C_l f(x2)`` with ``f = Y^T K0^{-1} k0``, written as
         ``K0(x1, x2) + k0(x1)^T K0^{-1} (K_l - K0) K0^{-1} k0(x2)`` (identical because
         ``K_l - K0 = Y C_l Y^T``). The second form also holds at T > 0 (L = 1), where the
         test preactivation given the training ones is Gaussian with mean k0^T K0^{-1} z [OURS].
-        ``k0_a`` (P, Qa), ``k0_b`` (P, Qb) and ``K0_ab`` (Qa, Qb) are input kernels.
+        ``k0_a`` (P, Qa), ``k0_b`` (P, Qb) and ``K0_ab`` (Qa, Qb, required) are input kernels;
+        the test diagonals are accepted for the common protocol and not used.
         """
         layer = self.L if layer is None else check_int("layer", layer, minimum=1)
         if layer > self.L:
             raise ValueError(f"layer must be in 1..L = {self.L}, got {layer}")
         k0_a = self._check_k0("k0_a", k0_a)
         k0_b = self._check_k0("k0_b", k0_b)
+        if K0_ab is None:
+            raise ValueError("K0_ab (the input kernel between the two sets of test inputs) is "
+                             "required by LinearNetworkSolution.test_kernel")
         K0_ab = as_float_matrix("K0_ab", K0_ab)
         if K0_ab.shape != (k0_a.shape[1], k0_b.shape[1]):
             raise ValueError(
                 f"K0_ab must have shape {(k0_a.shape[1], k0_b.shape[1])}, got {K0_ab.shape}"
             )
+        _check_test_diag("k_test_diag_a", k_test_diag_a, k0_a.shape[1])
+        _check_test_diag("k_test_diag_b", k_test_diag_b, k0_b.shape[1])
         ra = np.linalg.solve(self.K0, k0_a)
         rb = np.linalg.solve(self.K0, k0_b)
         return K0_ab + ra.T @ (self.kernels[layer - 1] - self.K0) @ rb
 
-    def generalization_error(self, k0, Y_test) -> np.ndarray:
+    def generalization_error(self, k0, k_test_diag=None, Y_test=None) -> np.ndarray:
         """Per-output generalisation error ``eps_r = mean_mu [y_mu^r - f_r(x_mu)]^2`` ([MT]):
-        the predictor variance vanishes in the non-lazy limit, so there is no variance term."""
-        f = self.predict(k0)
-        Y_test = as_float_matrix("Y_test", Y_test)
-        if Y_test.shape != f.shape:
-            raise ValueError(f"Y_test must have shape {f.shape} (Q, m), got {Y_test.shape}")
-        return np.mean((Y_test - f) ** 2, axis=0)
+        the predictor variance vanishes in the non-lazy limit, so there is no variance term.
+        ``Y_test`` (Q, m), one row per test input. The old form ``(k0, Y_test)`` warns."""
+        k0, k_test_diag, Y_test = _gen_error_args("LinearNetworkSolution", k0, k_test_diag, Y_test)
+        return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
 
     def _check_k0(self, name, k0):
-        k0 = as_float_matrix(name, k0)
-        if k0.shape[0] != self.K0.shape[0]:
-            raise ValueError(
-                f"{name} must have P = {self.K0.shape[0]} rows (k0(x) = X^T x / N0 as columns), "
-                f"got shape {k0.shape}"
-            )
-        return k0
+        return _check_k0(name, k0, self.K0.shape[0])
 
 
 def _kernel_coeffs(u, V, mask, sigma_a2, L, exact):
@@ -281,23 +288,19 @@ def solve_linear_network(
 
     Parameters
     ----------
-    K0 : (P, P) array      input kernel X^T X / N0 (symmetric positive definite).
-    Y : (P, m) array       targets (rank deficiency allowed).
+    K0 : (P, P) array      input kernel X^T X / N0 (inputs as columns of X; symmetric positive
+                           definite).
+    Y : (P, m) array       targets, one row per training input, m = number of outputs (rank
+                           deficiency allowed).
     L : int >= 1           depth (number of hidden layers).
     sigma_a2 : float       readout prior variance; default ``P^(-1/L)`` (paper's scaling).
     T : float >= 0         rescaled temperature (only L = 1 supports T > 0).
     exact : bool           finite-sigma_a U equation (True) or leading order (False); T = 0 only.
     rtol, maxiter, throw   convergence controls for T > 0; ``throw=True`` raises SolverError.
     """
-    K0 = as_float_matrix("K0", K0)
+    K0, _ = _check_gram(K0, cholesky=False)
     P = K0.shape[0]
-    if K0.shape != (P, P):
-        raise ValueError(f"K0 must be square (P x P), got shape {K0.shape}")
-    if not np.allclose(K0, K0.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(K0))):
-        raise ValueError("K0 must be symmetric")
-    Y = as_float_matrix("Y", Y, allow_1d=True)
-    if Y.shape[0] != P:
-        raise ValueError(f"Y must have P = {P} rows (one per training input), got shape {Y.shape}")
+    Y = _check_targets(Y, P)
     L = check_int("L", L, minimum=1)
     sigma_a2 = default_sigma_a2(P, L) if sigma_a2 is None else check_pos_float("sigma_a2", sigma_a2)
     T = check_nonneg_float("T", T)
@@ -305,10 +308,7 @@ def solve_linear_network(
         raise ValueError(f"T > 0 is implemented for L = 1 only, got L = {L} with T = {T}")
     if T > 0 and not exact:
         raise ValueError("exact=False (leading order) is a T = 0 approximation; use T = 0")
-    try:
-        np.linalg.cholesky(K0)
-    except np.linalg.LinAlgError:
-        raise ValueError("K0 must be positive definite (Cholesky failed)") from None
+    _check_gram(K0)  # positive definite (after the cheap checks, as before)
     K0inv_Y = np.linalg.solve(K0, Y)
     G = Y.T @ K0inv_Y
     U, u, V, null = solve_U(G, sigma_a2=sigma_a2, L=L, exact=exact)
@@ -322,7 +322,7 @@ def solve_linear_network(
         res = linear_saddle_residuals(K0, Y, t=t, U=U, kernels=kernels, sigma_a2=sigma_a2, T=0.0)
         resid = max(res.values())
         sol = LinearNetworkSolution(
-            converged=True, status=0,
+            converged=True, status=Status.SUCCESS,
             message="closed form" if exact else (
                 "leading-order closed form; residual is the distance to the exact saddle point "
                 "(O(sigma_a2 / U), not a convergence failure)"),
@@ -376,7 +376,8 @@ def _solve_finite_T(K0, Y, t0, sigma_a2, T, rtol, maxiter, throw):
         f"{sol.message}); try a smaller T (got T={T}) or a larger sigma_a2"
     )
     out = LinearNetworkSolution(
-        converged=ok, status=0 if ok else 2, message=msg, nit=int(sol.nfev), residual=resid,
+        converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        nit=int(sol.nfev), residual=resid,
         U=U, u=u, V=V, range_mask=mask, t=t, kernels=(K1,),
         C=(np.linalg.pinv(Y) @ (K1 - K0) @ np.linalg.pinv(Y).T,),
         K0=K0, Y=Y, sigma_a2=sigma_a2, L=1, T=T, exact=True, mean_output=mean_out,

@@ -24,8 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import root
 
-from .._results import SolverStatus, raise_if_failed
-from ._sigmoid import _exact_system, _ToyNeuron
+from .._results import SolverStatus, Status, raise_if_failed
+from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float, check_real, renamed_option
+from ..kernels._tilted import _check_tilted_activation
+from ._problem import _check_start, _check_toy_problem
+from ._toy_core import _exact_system, _ToyNeuron
 
 __all__ = ["SigmoidPopulationSolution", "solve_sigmoid_toy_populations"]
 
@@ -67,8 +70,9 @@ def solve_sigmoid_toy_populations(
     activation: str = "sigmoid_erf",
     threshold: float = 0.5,
     n_nodes: int = 121,
-    tol: float = 1e-10,
+    atol: float | None = None,
     throw: bool = False,
+    tol: float | None = None,
 ) -> SigmoidPopulationSolution:
     """Solve stationarity + output constraint of the notes §4.3 at fixed code populations.
 
@@ -80,34 +84,32 @@ def solve_sigmoid_toy_populations(
     Parameters
     ----------
     ratios : (k,)              class fractions rho_c (> 0, sum 1).
-    class_targets : (k, m)     row c = target y_c.
+    class_targets : (k, m)     row c = target y_c (m = number of outputs).
     populations : (n,)         code fractions P_gamma (>= 0, sum 1).
     a_start : (n, m)           starting readouts, one per code (e.g. the equilibrium a_gamma and,
                                for a metastable code, the local maximum reported in
                                ``SigmoidToySolution.other_maxima``); fixes which code is which.
     t0 : (k, m)                starting conjugate field (e.g. the equilibrium t).
-    activation, threshold, n_nodes, tol, throw : as in :func:`solve_sigmoid_toy`.
+    activation, threshold, n_nodes, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is
+                               the deprecated spelling of ``atol``).
     """
-    rho = np.asarray(ratios, dtype=float)
-    Yc = np.asarray(class_targets, dtype=float)
-    Pg = np.asarray(populations, dtype=float)
-    A0 = np.asarray(a_start, dtype=float)
-    t0 = np.asarray(t0, dtype=float)
-    if rho.ndim != 1 or rho.size < 1 or np.any(rho <= 0) or abs(rho.sum() - 1) > 1e-9:
-        raise ValueError(f"ratios must be positive class fractions summing to 1, got {rho}")
-    k = rho.size
-    if Yc.ndim != 2 or Yc.shape[0] != k:
-        raise ValueError(f"class_targets must have shape (k={k}, m), got {Yc.shape}")
-    m = Yc.shape[1]
-    if Pg.ndim != 1 or Pg.size < 1 or np.any(Pg < 0) or abs(Pg.sum() - 1) > 1e-9:
+    atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
+    rho, Yc = _check_toy_problem(ratios, class_targets)
+    k, m = Yc.shape
+    Pg = as_float_array("populations", populations, ndim=1)
+    if Pg.size < 1 or np.any(Pg < 0) or abs(Pg.sum() - 1) > 1e-9:
         raise ValueError(f"populations must be non-negative fractions summing to 1, got {Pg}")
     n = Pg.size
+    A0 = as_float_matrix("a_start", a_start, allow_1d=True)
     if A0.shape != (n, m):
         raise ValueError(f"a_start must have shape (n={n}, m={m}), got {A0.shape}")
-    if t0.shape != (k, m):
-        raise ValueError(f"t0 must have shape (k={k}, m={m}), got {t0.shape}")
+    t0 = _check_start("t0", t0, (k, m))
+    threshold = check_real("threshold", threshold)
     if not (0 < threshold < 1):
         raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
+    activation = _check_tilted_activation(activation)
+    n_nodes = check_int("n_nodes", n_nodes, minimum=5)
+    tol = check_pos_float("atol", atol)
     neuron = _ToyNeuron(rho, activation, True, n_nodes, m=m)
     km, nm = k * m, n * m
     rows = np.r_[0:nm, nm + n: nm + n + km]  # stationarity and output rows of the full system
@@ -129,7 +131,8 @@ def solve_sigmoid_toy_populations(
     msg = (f"converged: stationarity and output residuals {resid:.1e}" if ok else
            f"did not converge ({sol.message}); residual {resid:.1e}: try other a_start / t0")
     out = SigmoidPopulationSolution(
-        converged=ok, status=0 if ok else 2, message=msg, nit=int(sol.nfev), residual=resid,
+        converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        nit=int(sol.nfev), residual=resid,
         t=t, P_gamma=Pg, a_gamma=A, h=H, mean_activations=p1, codes=p1 > threshold, g_values=val,
         is_maximum=np.linalg.eigvalsh(hess)[:, -1] < 0, residuals=res,
     )

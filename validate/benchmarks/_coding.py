@@ -13,10 +13,15 @@ import statistics
 import time
 
 import numpy as np
+from richlazy.theory import (
+    solve_relu_toy,
+    solve_sigmoid_general,
+    solve_sigmoid_toy,
+    tilted_moments,
+    tilted_moments_quad,
+    toy_class_targets,
+)
 from richlazy.theory.checks import check_int, check_pos_float
-from richlazy.theory.coding._relu import solve_relu_toy
-from richlazy.theory.coding._sigmoid import solve_sigmoid_general, solve_sigmoid_toy, toy_class_targets
-from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
 
 from ._registry import BenchResult, register_benchmark
 

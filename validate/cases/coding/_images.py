@@ -26,21 +26,23 @@ import time
 
 import numpy as np
 import torch
-from richlazy.simulate import NetworkSpec
-from richlazy.simulate.tasks._images import (
+from richlazy.simulate import (
     DatasetUnavailableError,
+    NetworkSpec,
     load_image_classification,
     one_hot_targets,
 )
-from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.theory.coding._gp import nngp_posterior
-from richlazy.theory.coding._relu import solve_relu_outliers
-from richlazy.theory.coding._sigmoid import solve_sigmoid_general
+from richlazy.theory import (
+    input_kernel,
+    nngp_posterior,
+    solve_linear_network,
+    solve_relu_outliers,
+    solve_sigmoid_general,
+)
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import estimates_from_run, sample_posterior
-from ...rendering._plots import _plt
 
 __all__ = ["center_and_normalise", "load_fig6_data", "conditional_mean_activation", "IMAGES_SIZES"]
 
@@ -129,9 +131,10 @@ def _sample(act, data, cfg, ctx, seed):
     def observe(post, theta, gen):
         if "Xpar" not in cache:
             Xs_t = torch.as_tensor(Xs, device=theta.device, dtype=theta.dtype)
-            Xpar = post._Q.T @ Xs_t  # coordinates in span(X)
+            Qb = post.input_basis  # (N0, P) orthonormal basis of span(X)
+            Xpar = Qb.T @ Xs_t  # coordinates in span(X)
             cache["Xpar"] = Xpar
-            cache["s2"] = ((Xs_t - post._Q @ Xpar).square().sum(0) / N0)  # (Q,)
+            cache["s2"] = ((Xs_t - Qb @ Xpar).square().sum(0) / N0)  # (Q,)
             cache["Ys"] = torch.as_tensor(Ys, device=theta.device, dtype=theta.dtype)
         p = post.unflatten(theta)
         zpar = torch.matmul(p["W1"], cache["Xpar"]) / math.sqrt(N0)  # (E, N, Q)
@@ -140,7 +143,7 @@ def _sample(act, data, cfg, ctx, seed):
         hbar = conditional_mean_activation(zpar, s2, act)
         f_cm = torch.matmul(hbar.transpose(1, 2), A) / cfg["N"]  # (E, Q, m)
         xi = torch.randn(zpar.shape, generator=gen, device=zpar.device, dtype=zpar.dtype)
-        h = post._phi(zpar + xi * s2.sqrt())
+        h = post.phi(zpar + xi * s2.sqrt())
         f_1 = torch.matmul(h.transpose(1, 2), A) / cfg["N"]
         err1 = (cache["Ys"] - f_1).square().mean(1)  # (E, m)
         return {"f": f_cm, "err1": err1, "A": A.float()}
@@ -153,8 +156,10 @@ def _sample(act, data, cfg, ctx, seed):
         desc=f"coding/real-images {act}", project_inputs=True)[1]
 
 
-def _theory(act, data, T):
-    """Non-lazy theory test predictor (Q, m) and a status string."""
+def _theory(act, data, T, seed):
+    """Non-lazy theory test predictor (Q, m), the solution and a status string. Every theory is
+    evaluated through the common protocol ``sol.predict(k0, k_test_diag)``; ``seed`` (a numpy
+    Generator) drives the multi-start searches of the nonlinear solvers."""
     X, Y, Xs = data["X"], data["Y"], data["Xs"]
     K0 = input_kernel(X)
     k0 = input_kernel(X, Xs)
@@ -163,40 +168,37 @@ def _theory(act, data, T):
     t0 = time.perf_counter()
     if act == "linear":
         sol = solve_linear_network(K0, Y, L=1, sigma_a2=1.0 / P, T=T)
-        f = sol.predict(k0)
         info = f"linear theory at T={T}: converged={sol.converged}"
     elif act == "sigmoid_erf":
-        sol = solve_sigmoid_general(K0, Y)
-        f = sol.predict(k0, kd) if sol.converged else np.full((Xs.shape[1], Y.shape[1]), np.nan)
+        sol = solve_sigmoid_general(K0, Y, seed=seed)
         info = (f"solve_sigmoid_general: converged={sol.converged}, "
                 f"{sol.n_codes if sol.converged else 0} codes ({sol.message})")
     else:
-        sol = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=8)
-        f = sol.predict(k0)
+        sol = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=8, seed=seed)
         info = (f"solve_relu_outliers: converged={sol.converged}, {sol.n_outliers} outliers "
                 f"({sol.message})")
+    if act == "sigmoid_erf" and not sol.converged:
+        f = np.full((Xs.shape[1], Y.shape[1]), np.nan)
+    else:
+        f = sol.predict(k0, kd)
     return f, sol, info + f" [{time.perf_counter() - t0:.1f} s]"
 
 
-def _figure(out_dir, rows):
-    plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), constrained_layout=True, sharey=True)
+def _figure(ctx, rows):
     x = np.arange(3)
-    for ax, (act, r) in zip(axes, rows.items(), strict=True):
-        ax.bar(x - 0.3, r["eps_mean"], 0.2, yerr=2 * r["eps_mean_se"], capsize=2,
-               label="sampling (mean predictor)")
-        ax.bar(x - 0.1, r["eps_single"], 0.2, yerr=2 * r["eps_single_se"], capsize=2,
-               label="sampling (single networks)")
-        ax.bar(x + 0.1, r["eps_theory"], 0.2, label="non-lazy theory")
-        ax.bar(x + 0.3, r["eps_gp"], 0.2, label=f"GP (σ_a²={GP_SIGMA_A2:g})")
-        ax.set_xticks(x, [f"class {c}" for c in x])
-        ax.set_title(act)
-    axes[0].set_ylabel("generalisation error ε_r")
-    axes[0].legend(frameon=False, fontsize=7)
-    path = out_dir / "generalisation_errors.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.name
+    with ctx.figure("generalisation_errors.png", 1, 3, figsize=(12, 3.4), sharey=True) as (fig, axes):
+        for ax, (act, r) in zip(axes, rows.items(), strict=True):
+            ax.bar(x - 0.3, r["eps_mean"], 0.2, yerr=2 * r["eps_mean_se"], capsize=2,
+                   label="sampling (mean predictor)")
+            ax.bar(x - 0.1, r["eps_single"], 0.2, yerr=2 * r["eps_single_se"], capsize=2,
+                   label="sampling (single networks)")
+            ax.bar(x + 0.1, r["eps_theory"], 0.2, label="non-lazy theory")
+            ax.bar(x + 0.3, r["eps_gp"], 0.2, label=f"GP (σ_a²={GP_SIGMA_A2:g})")
+            ax.set_xticks(x, [f"class {c}" for c in x])
+            ax.set_title(act)
+        axes[0].set_ylabel("generalisation error ε_r")
+        axes[0].legend(frameon=False, fontsize=7)
+    return "generalisation_errors.png"
 
 
 @register_case(
@@ -213,7 +215,7 @@ def _figure(out_dir, rows):
 def real_images(ctx: CaseContext) -> CaseOutcome:
     cfg = IMAGES_SIZES[ctx.size]
     P, N, T = cfg["P"], cfg["N"], cfg["T"]
-    data = load_fig6_data(P, cfg["n_test"], seed=ctx.seed)
+    data = load_fig6_data(P, cfg["n_test"], seed=ctx.child_seed(0))
     X, Xs, Ys = data["X"], data["Xs"], data["Ys"]
     K0 = input_kernel(X)
     k0 = input_kernel(X, Xs)
@@ -229,16 +231,16 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
                "single-network error (which includes the finite-N predictor variance) exceeds 2 SE.")
     for j, act in enumerate(NONLINEARITIES):
         t0 = time.perf_counter()
-        run = _sample(act, data, cfg, ctx, ctx.seed + 11 * (j + 1))
+        run = _sample(act, data, cfg, ctx, ctx.child_seed(j + 1))
         est = estimates_from_run(run)
         f_bar, f_se = est["f"].mean, est["f"].stderr  # (Q, m)
         eps_mean = np.mean((Ys - f_bar) ** 2, axis=0)
         eps_mean_se = np.sqrt(np.sum((2 * (f_bar - Ys) * f_se) ** 2, axis=0)) / Ys.shape[0]
         eps_single, eps_single_se = est["err1"].mean, est["err1"].stderr
-        f_th, sol, info = _theory(act, data, T)
+        f_th, sol, info = _theory(act, data, T, ctx.rng(10 + j))
         eps_th = np.mean((Ys - f_th) ** 2, axis=0)
         gp = nngp_posterior(K0, k0, kd, data["Y"], activation=act, sigma_a2=GP_SIGMA_A2)
-        eps_gp = gp.generalization_error(Ys)
+        eps_gp = gp.generalization_error(k0, kd, Ys)
         eps_gp_scaled = np.mean((Ys - gp.mean) ** 2 + gp.variance[:, None] / (P * GP_SIGMA_A2), axis=0)
         for r in range(3):
             if act == "linear":
@@ -260,7 +262,7 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
             f"{np.round(eps_th, 4).tolist()}, GP(sigma_a2={GP_SIGMA_A2:g}) "
             f"{np.round(eps_gp, 4).tolist()}, GP(sigma_a2=1/P) {np.round(eps_gp_scaled, 4).tolist()}; "
             f"{info}; sampling {run.seconds:.1f} s, total {time.perf_counter() - t0:.1f} s.")
-    figs = [_figure(ctx.out_dir, rows)]
+    figs = [_figure(ctx, rows)]
     notes = (
         f"Data: {data['name']} classes {list(data['classes'])}, P={P} training inputs (class "
         f"counts {np.bincount(data['labels'], minlength=3).tolist()}), {Xs.shape[1]} test inputs, "

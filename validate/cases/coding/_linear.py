@@ -12,6 +12,7 @@ from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import estimates_from_run, sample_posterior
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
 from ...rendering._plots import kernel_heatmaps, readout_histograms
+from ...stats import mean_se
 
 # quick: minutes on 2 CPU cores; full: the paper's Fig. 2 linear configuration (meant for a GPU).
 LINEAR_TOY_SIZES = {
@@ -55,7 +56,7 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
     cfg = LINEAR_TOY_SIZES[ctx.size]
     N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
     m = 3
-    task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.seed)
+    task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.child_seed(0))
     sigma_a2 = 1.0 / P  # paper: P^(-1/L) with L = 1
     K0 = input_kernel(task.X)
     sol = solve_linear_network(K0, task.Y, L=1, sigma_a2=sigma_a2, T=T, throw=True)
@@ -79,7 +80,7 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
     K0ss = input_kernel(Xs)
     f_th = sol.predict(k0s)
     Kss_th = sol.test_kernel(k0s, k0s, K0ss)
-    gen_th = sol.generalization_error(k0s, Ys)
+    gen_th = sol.generalization_error(k0s, None, Ys)
     B = torch.as_tensor(sol.Y - T * sol.t) @ torch.as_tensor(np.linalg.inv(sol.U))  # E[z|a] = B a
     labels = task.labels
 
@@ -112,7 +113,7 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
     _, run = sample_posterior(
         spec, task.X, task.Y, T=T, sigma_a2=sigma_a2, dt=cfg["dt"], n_chains=cfg["n_chains"],
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
-        seed=ctx.seed + 1, device=ctx.device, dtype=dev_dtype,
+        seed=ctx.child_seed(1), device=ctx.device, dtype=dev_dtype,
         checkpoint_path=ctx.checkpoint_dir / "chain.pt", progress=ctx.progress,
         desc="coding/linear-toy",
     )
@@ -173,7 +174,7 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
         qs.append(_cmp(f"generalisation error eps_{r}, bias part mean (y - <f>)^2", gen_th[r],
                        (err.mean(), se), N))
     chain_var = Fs_s.var(axis=0, ddof=1).mean(axis=(1, 2))  # posterior variance per chain
-    pv, pv_se = chain_var.mean(), chain_var.std(ddof=1) / np.sqrt(len(chain_var))
+    pv, pv_se = (float(v) for v in mean_se(chain_var))
     pv_scale = float(np.mean(np.diag(U)) * np.mean(np.diag(Kss_th)))
     qs.append(_cmp("predictor variance Var f(x*) (mean over test inputs, outputs)", 0.0,
                    (pv, pv_se), N, scale=pv_scale))

@@ -28,14 +28,18 @@ import math
 
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
-from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.theory.coding._relu import solve_relu_toy
-from richlazy.theory.coding._sigmoid import solve_sigmoid_toy, toy_class_targets
+from richlazy.theory import (
+    input_kernel,
+    solve_linear_network,
+    solve_relu_toy,
+    solve_sigmoid_toy,
+    toy_class_targets,
+)
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
-from ...rendering._plots import _plt
+from ...stats import mean_se
 from ._relu import _run_seeded
 
 PERSISTENCE_SIZES = {
@@ -121,12 +125,17 @@ def _curve(keys, n_lags=12):
 def _se(per_chain, n_units):
     p = float(per_chain.mean())
     binom = math.sqrt(max(p * (1 - p), 1.0 / n_units) / n_units)
-    spread = per_chain.std(ddof=1) / math.sqrt(len(per_chain)) if len(per_chain) > 1 else 0.0
+    spread = float(mean_se(per_chain)[1]) if len(per_chain) > 1 else 0.0
     return p, max(binom, spread)
 
 
+#: random stream of each ensemble (ctx.child_seed(k)); stream 0 draws the toy inputs
+_STREAMS = {"linear": 1, "sigmoid": 2, "relu": 3}
+
+
 def _run(ctx, name, activation, cfg, N, P, N0):
-    task = orthogonal_toy_task(P, N0, ratios=RATIOS, y_plus=1.0, y_minus=cfg["y_minus"], seed=ctx.seed)
+    task = orthogonal_toy_task(P, N0, ratios=RATIOS, y_plus=1.0, y_minus=cfg["y_minus"],
+                               seed=ctx.child_seed(0))
 
     def observe(post, theta, gen):
         return {"A": post.unflatten(theta)["A"].float()}
@@ -137,14 +146,15 @@ def _run(ctx, name, activation, cfg, N, P, N0):
             spec, task, T=cfg["T"], sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
             n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], amplitudes=cfg["amplitudes"],
             class_targets=toy_class_targets(3, y_plus=1.0, y_minus=cfg["y_minus"]), observe=observe,
-            seed=ctx.seed + 11, device=ctx.device, checkpoint_path=ctx.checkpoint_dir / f"{name}.pt",
-            progress=ctx.progress)
+            seed=ctx.child_seed(_STREAMS[name]), device=ctx.device,
+            checkpoint_path=ctx.checkpoint_dir / f"{name}.pt", progress=ctx.progress)
         return task, run, run.samples["A"].double().cpu().numpy()
     _, run = sample_posterior(
         spec, task.X, task.Y, T=cfg["T"], sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
-        seed=ctx.seed + 11, device=ctx.device, checkpoint_path=ctx.checkpoint_dir / f"{name}.pt",
-        progress=ctx.progress, desc=f"coding/persistence {name}",
+        seed=ctx.child_seed(_STREAMS[name]), device=ctx.device,
+        checkpoint_path=ctx.checkpoint_dir / f"{name}.pt", progress=ctx.progress,
+        desc=f"coding/persistence {name}",
         anneal_from=cfg.get("anneal_from"), anneal_steps=cfg.get("anneal_steps", 0),
     )
     return task, run, run.samples["A"].double().cpu().numpy()  # (S, E, N, m)
@@ -226,25 +236,21 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     notes.append(f"ReLU: median ratio of the k-th to the (k+1)-th largest readout norm {gap:.2f} "
                  f"(k = {k} theory outliers).")
 
-    figs = _figure(ctx.out_dir, curves, (p_relu, k / N))
+    figs = _figure(ctx, curves, (p_relu, k / N))
     notes.append(f"persistence at the longest lag: linear {p_lin:.3f} (mixing {mix_lin:.3f}), sigmoid "
                  f"{p_sig:.3f} (mixing {mix_sig:.3f}), ReLU outliers {p_relu:.3f} (chance {k / N:.3f}).")
     params = {kk: v for kk, v in cfg.items()}
     return CaseOutcome(quantities=qs, figures=figs, params=params, notes=" ".join(notes))
 
 
-def _figure(out_dir, curves, relu):
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.6, 3.6), constrained_layout=True)
-    for i, (name, ((lags, pers), thin, mix)) in enumerate(curves.items()):
-        ax.plot(lags * thin, pers, "o-", color=f"C{i}", ms=3, label=f"{name}: sign-pattern persistence")
-        ax.axhline(mix, color=f"C{i}", ls=":", lw=1, label=f"{name}: mixing value")
-    ax.axhline(relu[0], color="C2", ls="--", lw=1.2, label="ReLU: outlier identity (longest lag)")
-    ax.set_xlabel("lag (Langevin steps)")
-    ax.set_ylabel("fraction of neurons keeping their code")
-    ax.set_ylim(0, 1.05)
-    ax.legend(frameon=False, fontsize=7)
-    f = out_dir / "code_persistence.png"
-    fig.savefig(f, dpi=110)
-    plt.close(fig)
-    return [f.name]
+def _figure(ctx, curves, relu):
+    with ctx.figure("code_persistence.png", figsize=(5.6, 3.6)) as (fig, ax):
+        for i, (name, ((lags, pers), thin, mix)) in enumerate(curves.items()):
+            ax.plot(lags * thin, pers, "o-", color=f"C{i}", ms=3, label=f"{name}: sign-pattern persistence")
+            ax.axhline(mix, color=f"C{i}", ls=":", lw=1, label=f"{name}: mixing value")
+        ax.axhline(relu[0], color="C2", ls="--", lw=1.2, label="ReLU: outlier identity (longest lag)")
+        ax.set_xlabel("lag (Langevin steps)")
+        ax.set_ylabel("fraction of neurons keeping their code")
+        ax.set_ylim(0, 1.05)
+        ax.legend(frameon=False, fontsize=7)
+    return ["code_persistence.png"]

@@ -1,6 +1,6 @@
 """Validation case for the sparse ReLU coding scheme of seed 000 (outliers plus a bulk).
 
-Theory (notes §5.2 [RECON], :func:`richlazy.theory.coding._relu.solve_relu_toy`): on the orthogonal toy
+Theory (notes §5.2 [RECON], :func:`richlazy.theory.solve_relu_toy`): on the orthogonal toy
 task a one-hidden-layer ReLU network in the non-lazy regime (sigma_a^2 = 1/P) has one single-class
 *outlier* neuron per class, with readout ``a = sqrt(N) abar_c`` and preactivation ``sqrt(N) zbar_c``
 on the inputs of class c (zero on the others), and a *bulk* of neurons sharing the readout a_0
@@ -42,16 +42,14 @@ from richlazy.simulate import (
     NetworkSpec,
     orthogonal_toy_task,
 )
-from richlazy.theory.coding._relu import solve_relu_toy
-from richlazy.theory.coding._sigmoid import toy_class_targets
+from richlazy.theory import solve_relu_toy, toy_class_targets
 
 from ...codes import code_label, neuron_codes, top_k_active
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
-from ...rendering._plots import _plt
-from ...stats import batch_means
+from ...stats import batch_means, mean_se
 
 __all__ = ["OUTLIER_THRESHOLD", "outlier_summary", "seed_single_class_outliers"]
 
@@ -169,7 +167,7 @@ def seed_single_class_outliers(post: NetworkPosterior, theta: torch.Tensor, labe
             target = -z[e, c].abs()
             target[torch.as_tensor(lab == c, device=z.device)] = amp * root
             # z = W1 R / sqrt(N0) on the training inputs (R: coordinates in span(X))
-            w = torch.linalg.solve(post._Xin.T, target * math.sqrt(post.spec.N0))
+            w = torch.linalg.solve(post.input_coordinates.T, target * math.sqrt(post.spec.N0))
             p["W1"][e, c] = w
             p["A"][e, c] = torch.as_tensor(Yc[c] * 0.5 * amp * root, dtype=theta.dtype)
     return theta
@@ -194,101 +192,87 @@ def _run_seeded(spec, task, *, T, sigma_a2, dt, n_chains, n_steps, burn_in, thin
 # --------------------------------------------------------------------------------------------
 
 
-def _figures(out_dir, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
-    plt = _plt()
+def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
     m = sol.a0.size
     k = sol.t.shape[0]
     N = A_all.shape[-2]
     root = math.sqrt(N)
-    files = []
     # 1. readouts: scatter (sqrt(N) scale) and bulk histograms
-    fig, axes = plt.subplots(1, 1 + m, figsize=(3.6 * (1 + m), 3.2), constrained_layout=True)
     a = A_all.reshape(-1, m)
     out = np.linalg.norm(a, axis=1) > OUTLIER_THRESHOLD * root
-    ax = axes[0]
-    ax.scatter(a[~out, 0] / root, a[~out, 1] / root, s=2, c="0.6", label="bulk neurons")
-    ax.scatter(a[out, 0] / root, a[out, 1] / root, s=6, c="C3", label="outliers (samples)")
-    for i, c in enumerate(sol.outlier_classes):
-        ax.plot(*sol.outlier_readouts[i, :2], "kx", ms=10, mew=2)
-        ax.annotate(f"class {c}", sol.outlier_readouts[i, :2], xytext=(4, 4),
-                    textcoords="offset points", fontsize=7)
-    ax.plot(sol.a0[0] / root, sol.a0[1] / root, "k+", ms=10, mew=2, label="theory (x: outliers, +: a_0)")
-    ax.set_xlabel("a^0 / sqrt(N)")
-    ax.set_ylabel("a^1 / sqrt(N)")
-    ax.legend(frameon=False, fontsize=7)
-    for r in range(m):
-        ax = axes[1 + r]
-        ax.hist(a[~out, r], bins=60, density=True, color="0.7", label="bulk readouts")
-        grid = np.linspace(a[~out, r].min(), a[~out, r].max(), 200)
-        ax.plot(grid, sol.bulk_readout_density(grid, r), "C0", lw=1, label="theory (Laplace)")
-        ax.axvline(sol.a0[r], color="C0", ls="--", lw=1.5, label="theory a_0")
-        ax.set_xlabel(f"bulk readout a^{r}")
-    axes[1].legend(frameon=False, fontsize=7)
-    f = out_dir / "readouts.png"
-    fig.savefig(f, dpi=110)
-    plt.close(fig)
-    files.append(f.name)
+    with ctx.figure("readouts.png", 1, 1 + m, figsize=(3.6 * (1 + m), 3.2)) as (fig, axes):
+        ax = axes[0]
+        ax.scatter(a[~out, 0] / root, a[~out, 1] / root, s=2, c="0.6", label="bulk neurons")
+        ax.scatter(a[out, 0] / root, a[out, 1] / root, s=6, c="C3", label="outliers (samples)")
+        for i, c in enumerate(sol.outlier_classes):
+            ax.plot(*sol.outlier_readouts[i, :2], "kx", ms=10, mew=2)
+            ax.annotate(f"class {c}", sol.outlier_readouts[i, :2], xytext=(4, 4),
+                        textcoords="offset points", fontsize=7)
+        ax.plot(sol.a0[0] / root, sol.a0[1] / root, "k+", ms=10, mew=2,
+                label="theory (x: outliers, +: a_0)")
+        ax.set_xlabel("a^0 / sqrt(N)")
+        ax.set_ylabel("a^1 / sqrt(N)")
+        ax.legend(frameon=False, fontsize=7)
+        for r in range(m):
+            ax = axes[1 + r]
+            ax.hist(a[~out, r], bins=60, density=True, color="0.7", label="bulk readouts")
+            grid = np.linspace(a[~out, r].min(), a[~out, r].max(), 200)
+            ax.plot(grid, sol.bulk_readout_density(grid, r), "C0", lw=1, label="theory (Laplace)")
+            ax.axvline(sol.a0[r], color="C0", ls="--", lw=1.5, label="theory a_0")
+            ax.set_xlabel(f"bulk readout a^{r}")
+        axes[1].legend(frameon=False, fontsize=7)
     # 2. raster of the 9 most active neurons of one network, sorted by code
     top = top_k_active(acts, 9)
     cmean = class_means(torch.as_tensor(acts[top].T), labels, k).numpy().T  # (9, k)
     codes = neuron_codes(cmean / root, threshold=OUTLIER_THRESHOLD)
     key = (codes * (1 << np.arange(k))).sum(-1)
     order = top[np.argsort(key, kind="stable")]
-    fig, ax = plt.subplots(figsize=(6.5, 3.2), constrained_layout=True)
-    im = ax.imshow(acts[order], aspect="auto", cmap="viridis", interpolation="nearest")
-    ax.set_yticks(range(9), [code_label(c) for c in codes[np.argsort(key, kind="stable")]], fontsize=7)
-    ax.set_xlabel("training input μ (sorted by class)")
-    ax.set_ylabel("top-9 neurons (code)")
-    fig.colorbar(im, ax=ax, label="relu(z)")
-    f = out_dir / "activation_raster.png"
-    fig.savefig(f, dpi=110)
-    plt.close(fig)
-    files.append(f.name)
-    # 3. per-class outlier readouts and preactivations, theory vs samples
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.2), constrained_layout=True,
-                             gridspec_kw=dict(width_ratios=[3, 1]))
+    with ctx.figure("activation_raster.png", figsize=(6.5, 3.2)) as (fig, ax):
+        im = ax.imshow(acts[order], aspect="auto", cmap="viridis", interpolation="nearest")
+        ax.set_yticks(range(9), [code_label(c) for c in codes[np.argsort(key, kind="stable")]],
+                      fontsize=7)
+        ax.set_xlabel("training input μ (sorted by class)")
+        ax.set_ylabel("top-9 neurons (code)")
+        fig.colorbar(im, ax=ax, label="relu(z)")
+    # 3. per-class outlier readouts and preactivations, theory vs samples (a lost outlier
+    # counts as 0, as in the compared quantities)
     th = np.full((k, m), np.nan)
     zt = np.zeros(k)
     for i, c in enumerate(sol.outlier_classes):
         th[c] = sol.outlier_readouts[i]
         zt[c] = sol.outlier_preactivations[i]
-    sm = np.nanmean(summ["abar"], axis=(0, 1))
-    se = np.nanstd(np.nanmean(summ["abar"], axis=0), axis=0, ddof=1) / math.sqrt(summ["abar"].shape[1])
+    abar = np.where(np.isfinite(summ["abar"]), summ["abar"], 0.0)
+    sm, se = mean_se(abar.mean(axis=0), axis=0)  # over chains
+    zs = np.where(np.isfinite(summ["zbar"]), summ["zbar"], 0.0).mean(axis=(0, 1))
     x = np.arange(k * m)
-    axes[0].bar(x - 0.2, th.ravel(), 0.4, label="theory abar")
-    axes[0].bar(x + 0.2, sm.ravel(), 0.4, yerr=2 * se.ravel(), capsize=2, label="samples (2 SE)")
-    axes[0].set_xticks(x, [f"c{c},r{r}" for c in range(k) for r in range(m)], fontsize=7)
-    axes[0].set_ylabel("outlier readout / sqrt(N)")
-    axes[0].axhline(0, color="k", lw=0.5)
-    axes[0].legend(frameon=False, fontsize=7)
-    zs = np.nanmean(summ["zbar"], axis=(0, 1))
-    axes[1].bar(np.arange(k) - 0.2, zt, 0.4, label="theory")
-    axes[1].bar(np.arange(k) + 0.2, zs, 0.4, label="samples")
-    axes[1].set_xticks(range(k), [f"class {c}" for c in range(k)], fontsize=7)
-    axes[1].set_ylabel("outlier preactivation / sqrt(N)")
-    f = out_dir / "outlier_readouts.png"
-    fig.savefig(f, dpi=110)
-    plt.close(fig)
-    files.append(f.name)
+    with ctx.figure("outlier_readouts.png", 1, 2, figsize=(9.5, 3.2),
+                    gridspec_kw=dict(width_ratios=[3, 1])) as (fig, axes):
+        axes[0].bar(x - 0.2, th.ravel(), 0.4, label="theory abar")
+        axes[0].bar(x + 0.2, sm.ravel(), 0.4, yerr=2 * se.ravel(), capsize=2, label="samples (2 SE)")
+        axes[0].set_xticks(x, [f"c{c},r{r}" for c in range(k) for r in range(m)], fontsize=7)
+        axes[0].set_ylabel("outlier readout / sqrt(N)")
+        axes[0].axhline(0, color="k", lw=0.5)
+        axes[0].legend(frameon=False, fontsize=7)
+        axes[1].bar(np.arange(k) - 0.2, zt, 0.4, label="theory")
+        axes[1].bar(np.arange(k) + 0.2, zs, 0.4, label="samples")
+        axes[1].set_xticks(range(k), [f"class {c}" for c in range(k)], fontsize=7)
+        axes[1].set_ylabel("outlier preactivation / sqrt(N)")
     # 4. coarsening of the prior-initialised chains
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), constrained_layout=True)
     tt = np.asarray(prior_steps) * dt
-    for c in range(k):
-        axes[0].plot(tt, prior_summ["n_single"][..., c].mean(1), f"C{c}", label=f"class {c}")
-        axes[1].plot(tt, prior_summ["s"][..., c].mean(1), f"C{c}")
-        axes[1].axhline(sol.outlier_strength[c], color=f"C{c}", ls="--", lw=1)
-    axes[0].axhline(1, color="k", ls="--", lw=1, label="theory (equilibrium)")
-    axes[0].set_xlabel("paper time")
-    axes[0].set_ylabel("single-class outliers per network")
-    axes[0].legend(frameon=False, fontsize=7)
-    axes[1].set_xlabel("paper time")
-    axes[1].set_ylabel("s_c = sum zbar_c^2 (dashed: theory)")
-    fig.suptitle("chains started from the prior (documented, not compared)", fontsize=9)
-    f = out_dir / "prior_init_coarsening.png"
-    fig.savefig(f, dpi=110)
-    plt.close(fig)
-    files.append(f.name)
-    return files
+    with ctx.figure("prior_init_coarsening.png", 1, 2, figsize=(9, 3.2)) as (fig, axes):
+        for c in range(k):
+            axes[0].plot(tt, prior_summ["n_single"][..., c].mean(1), f"C{c}", label=f"class {c}")
+            axes[1].plot(tt, prior_summ["s"][..., c].mean(1), f"C{c}")
+            axes[1].axhline(sol.outlier_strength[c], color=f"C{c}", ls="--", lw=1)
+        axes[0].axhline(1, color="k", ls="--", lw=1, label="theory (equilibrium)")
+        axes[0].set_xlabel("paper time")
+        axes[0].set_ylabel("single-class outliers per network")
+        axes[0].legend(frameon=False, fontsize=7)
+        axes[1].set_xlabel("paper time")
+        axes[1].set_ylabel("s_c = sum zbar_c^2 (dashed: theory)")
+        fig.suptitle("chains started from the prior (documented, not compared)", fontsize=9)
+    return ["readouts.png", "activation_raster.png", "outlier_readouts.png",
+            "prior_init_coarsening.png"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -315,7 +299,7 @@ def _chain_se(x):
     x = np.asarray(x, dtype=float)
     _, se_b = batch_means(x, n_batches=4)
     per_chain = x.mean(0)
-    se_c = per_chain.std(ddof=1) / math.sqrt(per_chain.size) if per_chain.size > 1 else 0.0
+    se_c = float(mean_se(per_chain)[1]) if per_chain.size > 1 else 0.0
     return float(max(se_b, se_c))
 
 
@@ -338,7 +322,8 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
     ratios = (0.5, 0.25, 0.25)
     y_plus, y_minus = 1.0, -0.5
     Yc = toy_class_targets(m, y_plus=y_plus, y_minus=y_minus)
-    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=y_plus, y_minus=y_minus, seed=ctx.seed)
+    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=y_plus, y_minus=y_minus,
+                               seed=ctx.child_seed(0))
     labels = task.labels
     sol = solve_relu_toy(np.array(ratios), Yc, P=P, throw=True)
     spec = NetworkSpec(N0=N0, N=N, L=1, m=m, activation="relu", regime="nonlazy")
@@ -346,19 +331,19 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
     def observe(post, theta, gen):
         z = post.preactivations(theta)[-1]  # (E, N, P)
         zm = class_means(z.transpose(1, 2), labels, m).transpose(1, 2)  # (E, N, k)
-        cm = class_means(post._phi(z).transpose(1, 2), labels, m).transpose(1, 2)
+        cm = class_means(post.phi(z).transpose(1, 2), labels, m).transpose(1, 2)
         return {"A": post.unflatten(theta)["A"].clone(), "zm": zm, "cm": cm}
 
     post, run = _run_seeded(
         spec, task, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["n_chains"], n_steps=cfg["n_steps"],
         burn_in=cfg["burn_in"], thin=cfg["thin"], amplitudes=cfg["amplitudes"], class_targets=Yc,
-        observe=observe, seed=ctx.seed + 1, device=ctx.device,
+        observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "seeded.pt", progress=ctx.progress,
     )
     _, prior_run = sample_posterior(
         spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
         n_steps=cfg["prior_steps"], burn_in=cfg["prior_thin"] // 2, thin=cfg["prior_thin"],
-        observe=observe, seed=ctx.seed + 2, device=ctx.device,
+        observe=observe, seed=ctx.child_seed(2), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "prior.pt", progress=ctx.progress,
         desc="coding/relu-toy prior",
     )
@@ -432,8 +417,8 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
             stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th),
             note=note_rel + " The O(1/P) spread of bulk readouts (and so of h_c) is in 3/N."))
     z_last = post.preactivations(run.state.theta)[-1][0]
-    acts = post._phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
-    figs = _figures(ctx.out_dir, sol, summ, smp["A"], acts, labels, psumm,
+    acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
+    figs = _figures(ctx, sol, summ, smp["A"], acts, labels, psumm,
                     prior_run.sample_steps.numpy(), dt)
     gap = np.nanmedian(summ["gap"])
     pn_last = psumm["n_single"][-1].mean(0)

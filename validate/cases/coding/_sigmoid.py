@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
-from richlazy.theory.coding._populations import solve_sigmoid_toy_populations
-from richlazy.theory.coding._sigmoid import solve_sigmoid_toy, toy_class_targets
+from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, toy_class_targets
 
 from ...codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
-from ...rendering._plots import _plt
+from ...stats import mean_se
 
 # Step size: the collective readout mode (all neurons' readouts moving together) has ULA
 # eigenvalue ~ dt * P * <phi>^2; at dt = 0.05 and P = 100 (eigenvalue ~1.2) the sampled class-0
@@ -27,49 +26,40 @@ SIGMOID_TOY_SIZES = {
 }
 
 
-def _figures(out_dir, sol, A_last, act_last, labels, fr, theory_labels):
-    plt = _plt()
+def _figures(ctx, sol, A_last, act_last, labels, fr, theory_labels):
     m = A_last.shape[-1]
     # readout histograms with the theoretical code readouts
-    fig, axes = plt.subplots(1, m, figsize=(3.6 * m, 3.0), constrained_layout=True)
-    for r in range(m):
-        ax = axes[r]
-        ax.hist(A_last[..., r].ravel(), bins=60, color="0.7", density=True)
-        for g in range(len(sol.P_gamma)):
-            ax.axvline(sol.a_gamma[g, r], color=f"C{g}", lw=1.5, label=theory_labels[g])
-        ax.set_xlabel(f"readout a^{r}")
-    axes[0].legend(frameon=False, fontsize=7, title="theory a_γ", title_fontsize=7)
-    f1 = out_dir / "readouts_vs_codes.png"
-    fig.savefig(f1, dpi=110)
-    plt.close(fig)
+    with ctx.figure("readouts_vs_codes.png", 1, m, figsize=(3.6 * m, 3.0)) as (fig, axes):
+        for r in range(m):
+            ax = axes[r]
+            ax.hist(A_last[..., r].ravel(), bins=60, color="0.7", density=True)
+            for g in range(len(sol.P_gamma)):
+                ax.axvline(sol.a_gamma[g, r], color=f"C{g}", lw=1.5, label=theory_labels[g])
+            ax.set_xlabel(f"readout a^{r}")
+        axes[0].legend(frameon=False, fontsize=7, title="theory a_γ", title_fontsize=7)
     # activation raster of one network, neurons sorted by code
     cm = class_mean_activations(act_last, labels, m)
     keys = (neuron_codes(cm) * (1 << np.arange(m))).sum(-1)
     order = np.argsort(keys, kind="stable")
-    fig, ax = plt.subplots(figsize=(6, 3.6), constrained_layout=True)
-    im = ax.imshow(act_last[order], aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-    ax.set_xlabel("training input μ (sorted by class)")
-    ax.set_ylabel("neuron (sorted by code)")
-    fig.colorbar(im, ax=ax, label="φ(z)")
-    f2 = out_dir / "activation_raster.png"
-    fig.savefig(f2, dpi=110)
-    plt.close(fig)
+    with ctx.figure("activation_raster.png", figsize=(6, 3.6)) as (fig, ax):
+        im = ax.imshow(act_last[order], aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                       interpolation="nearest")
+        ax.set_xlabel("training input μ (sorted by class)")
+        ax.set_ylabel("neuron (sorted by code)")
+        fig.colorbar(im, ax=ax, label="φ(z)")
     # P_gamma theory vs sampled
     allcodes = sorted(set(theory_labels) | set(fr.labels))
     th = [float(sol.P_gamma[theory_labels.index(c)]) if c in theory_labels else 0.0 for c in allcodes]
     sm = [fr.get(c)[0] for c in allcodes]
     se = [fr.get(c)[1] for c in allcodes]
     x = np.arange(len(allcodes))
-    fig, ax = plt.subplots(figsize=(5.5, 3.2), constrained_layout=True)
-    ax.bar(x - 0.2, th, 0.4, label="theory P_γ")
-    ax.bar(x + 0.2, sm, 0.4, yerr=[2 * s for s in se], capsize=3, label="samples (2 SE)")
-    ax.set_xticks(x, allcodes)
-    ax.set_ylabel("fraction of neurons")
-    ax.legend(frameon=False, fontsize=8)
-    f3 = out_dir / "code_fractions.png"
-    fig.savefig(f3, dpi=110)
-    plt.close(fig)
-    return [f1.name, f2.name, f3.name]
+    with ctx.figure("code_fractions.png", figsize=(5.5, 3.2)) as (fig, ax):
+        ax.bar(x - 0.2, th, 0.4, label="theory P_γ")
+        ax.bar(x + 0.2, sm, 0.4, yerr=[2 * s for s in se], capsize=3, label="samples (2 SE)")
+        ax.set_xticks(x, allcodes)
+        ax.set_ylabel("fraction of neurons")
+        ax.legend(frameon=False, fontsize=8)
+    return ["readouts_vs_codes.png", "activation_raster.png", "code_fractions.png"]
 
 
 @register_case(
@@ -91,14 +81,15 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
     m = 3
     ratios = (0.5, 0.25, 0.25)
     y_minus = cfg.get("y_minus", 0.5)
-    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=1.0, y_minus=y_minus, seed=ctx.seed)
+    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=1.0, y_minus=y_minus,
+                               seed=ctx.child_seed(0))
     sol = solve_sigmoid_toy(np.array(ratios), toy_class_targets(m, y_plus=1.0, y_minus=y_minus), P=None,
                             throw=True)
     theory_labels = [code_label(c) for c in sol.codes]
     labels = task.labels
 
     def observe(post, theta, gen):
-        h = post._phi(post.preactivations(theta)[-1])  # (E, N, P)
+        h = post.phi(post.preactivations(theta)[-1])  # (E, N, P)
         cm = class_means(h.transpose(1, 2), labels, m).transpose(1, 2)  # (E, N, m)
         return {"cm": cm.float(), "A": post.unflatten(theta)["A"].float(), "F": post.outputs(theta).float()}
 
@@ -106,7 +97,7 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
     post, run = sample_posterior(
         spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
-        seed=ctx.seed + 1, device=ctx.device, checkpoint_path=ctx.checkpoint_dir / "chain.pt",
+        seed=ctx.child_seed(1), device=ctx.device, checkpoint_path=ctx.checkpoint_dir / "chain.pt",
         progress=ctx.progress, desc="coding/sigmoid-toy",
         anneal_from=cfg.get("anneal_from"), anneal_steps=cfg.get("anneal_steps", 0),
     )
@@ -128,14 +119,14 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
         predicted.add(key)
         per_chain = (keys_t == key).mean(axis=(0, 2))  # (E,)
         f = per_chain.mean()
-        se = max(np.sqrt(f * (1 - f) / (E * N)), per_chain.std(ddof=1) / np.sqrt(E))
+        se = max(np.sqrt(f * (1 - f) / (E * N)), float(mean_se(per_chain)[1]))
         qs.append(compare(f"P_gamma code {lab}", sol.P_gamma[g], f, stderr=se, kind="abs",
                           tol=4 * se + 3.0 / N, note=tol_note))
     other = ~np.isin(keys_t, list(predicted))
     per_chain = other.mean(axis=(0, 2))
     f_other = per_chain.mean()
     se = max(np.sqrt(max(f_other * (1 - f_other), 1.0 / (E * N)) / (E * N)),
-             per_chain.std(ddof=1) / np.sqrt(E))
+             float(mean_se(per_chain)[1]))
     qs.append(compare("fraction of neurons in codes the theory does not predict", 0.0, f_other, stderr=se,
                       kind="abs", tol=4 * se + 3.0 / N, note=tol_note))
     # code structure at the sampled populations (conditional mean-field solution)
@@ -153,7 +144,7 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
             chain_means = np.array([A[:, e][..., r][sel[:, e]].mean() if sel[:, e].any() else np.nan
                                     for e in range(E)])
             chain_means = chain_means[np.isfinite(chain_means)]
-            se_a = chain_means.std(ddof=1) / np.sqrt(len(chain_means)) if len(chain_means) > 1 else \
+            se_a = float(mean_se(chain_means)[1]) if len(chain_means) > 1 else \
                 vals.std() / np.sqrt(max(1, vals.size))
             se_a = max(se_a, 1e-12)
             th_a = cond.a_gamma[g, r]
@@ -165,8 +156,7 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
             qs.append(compare(f"mean activation, code {lab}, class {r}", th_m, acts.mean(), stderr=se_m,
                               kind="rel", tol=3.0 / N + 4 * se_m / abs(th_m), note=cond_note))
     persistence = code_persistence(codes_t)
-    figs = _figures(ctx.out_dir, sol, A[-1], None if False else _last_acts(post, run), labels, fr_last,
-                    theory_labels)
+    figs = _figures(ctx, sol, A[-1], _last_acts(post, run), labels, fr_last, theory_labels)
     cond_pop = dict(zip([code_label([(k >> j) & 1 for j in range(m)]) for k in cond_keys],
                         np.round(cond_frac, 3).tolist(), strict=True))
     anneal = "" if cfg.get("anneal_from") is None else f" (annealed from T={cfg['anneal_from']})"
@@ -211,5 +201,5 @@ def _conditional_theory(sol, keys_t, A, cm, ratios, y_minus, m):
 
 def _last_acts(post, run):
     th = run.state.theta
-    h = post._phi(post.preactivations(th)[-1])
+    h = post.phi(post.preactivations(th)[-1])
     return h[0].double().cpu().numpy()  # (N, P) of the first chain

@@ -1,0 +1,96 @@
+"""Input checks shared by the coding-scheme solvers of seed 000 (one place for each problem check).
+
+Conventions (every solver of :mod:`richlazy.theory.coding`):
+
+* training inputs are *columns* of X (N0 x P); the solvers take the input kernel
+  ``K0 = X^T X / N0`` (P x P, :func:`richlazy.theory.input_kernel`), never X itself;
+* targets Y are (P, m): one *row* per training input, ``m`` = number of network outputs;
+* toy problems are given per class: ``ratios`` (k,) class fractions rho_c and
+  ``class_targets`` (k, m), row c = target vector y_c of class c.
+
+Scalar options are checked with :mod:`richlazy.theory.checks`; this module holds the array checks
+that several coding solvers share.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..checks import as_float_array, as_float_matrix, check_pos_float
+
+__all__: list[str] = []
+
+
+def _check_labels(labels, m):
+    """Class indices (1-D, integers in 0..m-1) as an int array."""
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or lab.size == 0:
+        raise ValueError(f"labels must be a non-empty 1-D array of class indices, got shape {lab.shape}")
+    if not np.issubdtype(lab.dtype, np.integer):
+        raise TypeError(f"labels must be integers (class indices 0..{m - 1}), got dtype {lab.dtype}")
+    if lab.min() < 0 or lab.max() >= m:
+        raise ValueError(f"labels must lie in 0..{m - 1}, got values in [{lab.min()}, {lab.max()}]")
+    return lab.astype(int)
+
+
+def _check_toy_problem(ratios, class_targets):
+    """(rho (k,), Yc (k, m)): class fractions (> 0, sum 1) and one target row per class."""
+    rho = as_float_array("ratios", ratios, ndim=1)
+    m = rho.size
+    if m == 0:
+        raise ValueError("ratios must be non-empty")
+    if np.any(rho <= 0):
+        raise ValueError(f"ratios must be > 0 (class fractions rho_c), got {rho.tolist()}")
+    if abs(rho.sum() - 1.0) > 1e-10:
+        raise ValueError(f"ratios must sum to 1 (class fractions), got sum {rho.sum():.12g}")
+    Yc = as_float_matrix("class_targets", class_targets, allow_1d=True)
+    if Yc.shape[0] != m:
+        raise ValueError(
+            f"class_targets must have one row per class, shape ({m}, m_outputs) (row c = target "
+            f"vector of class c), got {Yc.shape}"
+        )
+    return rho, Yc
+
+
+def _check_gram(K0, *, name: str = "K0", cholesky: bool = True):
+    """A symmetric positive-definite input kernel (P, P). Returns (K0, its Cholesky factor L)
+    (L is None when ``cholesky`` is False: symmetry and shape only)."""
+    K0 = as_float_matrix(name, K0)
+    P = K0.shape[0]
+    if K0.shape != (P, P):
+        raise ValueError(f"{name} must be square (P x P), got shape {K0.shape}")
+    if not np.allclose(K0, K0.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(K0))):
+        raise ValueError(f"{name} must be symmetric")
+    if not cholesky:
+        return K0, None
+    try:
+        L = np.linalg.cholesky(K0)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name} must be positive definite (Cholesky failed)") from None
+    return K0, L
+
+
+def _check_targets(Y, P: int, *, name: str = "Y"):
+    """Targets (P, m), one row per training input (a 1-D array is one output, m = 1)."""
+    Y = as_float_matrix(name, Y, allow_1d=True)
+    if Y.shape[0] != P:
+        raise ValueError(f"{name} must have P = {P} rows (one per training input), got shape {Y.shape}")
+    return Y
+
+
+def _check_start(name, t0, shape):
+    """Optional starting field of a given shape."""
+    if t0 is None:
+        return None
+    t0 = as_float_matrix(name, t0)
+    if t0.shape != shape:
+        raise ValueError(f"{name} must have shape ({shape[0]}, {shape[1]}), got {t0.shape}")
+    return t0
+
+
+def _check_anneal(anneal):
+    """Smoothing parameters beta (> 0), at least one."""
+    betas = tuple(check_pos_float("anneal", b) for b in anneal)
+    if len(betas) == 0:
+        raise ValueError("anneal must contain at least one smoothing parameter")
+    return betas

@@ -1,0 +1,475 @@
+"""Outlier-only theory of ReLU non-lazy networks on general data (seed 000, notes §5.2 last
+bullet [RECON]; MT: on MNIST the mean predictor is captured by the outliers alone).
+
+Source: A. van Meegen & H. Sompolinsky, *Coding schemes in neural networks learning
+classification tasks*, Nat. Commun. 16, 3354 (2025) (seed 000), main text "Sparse coding scheme".
+
+The KKT conditions of the outlier equations without the bulk are those of the minimum-norm
+interpolation ``min sum_i [|abar_i|^2 / sigma_a2 + zbar_i^T K0^{-1} zbar_i]/2`` subject to
+``sum_i abar_i relu(zbar_i)^T = Y^T``; the Lagrange multiplier is t. Inputs are columns of X
+(N0 x P) and enter through ``K0 = X^T X / N0``; Y is (P, m), one row per training input, m =
+number of outputs. The toy-task theory (bulk plus outliers) is in :mod:`._relu_toy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg, optimize
+
+from .._results import SolverStatus, Status, raise_if_failed
+from ..checks import as_rng, check_int, check_pos_float, check_real, renamed_option
+from ._problem import _check_gram, _check_targets
+from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
+from ._toy_core import _newton_lstsq
+
+__all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
+
+
+@dataclass(frozen=True)
+class ReLUOutlierSolution(SolverStatus):
+    """Outlier-only mean-field theory of a ReLU network on general data (notes §5.2) [RECON].
+
+    Attributes (n_o outliers, P training inputs, m outputs)
+    ----------
+    abar : (n_o, m)      sqrt(N)-scaled outlier readouts.
+    zbar : (n_o, P)      sqrt(N)-scaled outlier preactivations on the training inputs.
+    t : (P, m)           conjugate field = Lagrange multiplier of the interpolation constraint.
+    cost : float         sum_i [P |abar_i|^2 + zbar_i^T K0^-1 zbar_i] / 2 (minimised).
+    dual_margin : float  max over neurons of |t^T relu(z)|^2 / (P z^T K0^-1 z) found by a
+                         multi-start search; <= 1 certifies (up to the search) that no further
+                         outlier direction is unstable, i.e. the KKT point is the global optimum.
+    residuals : dict     "stationarity_a", "stationarity_z", "output" (max-abs; the relu
+                         subgradient in [0, 1] is allowed where zbar_mu = 0).
+    K0, Y, P_scale, T : the problem (K0 (P, P) input kernel of the training inputs, columns of X;
+                         Y (P, m), one row per training input, m outputs; P_scale = 1/sigma_a2 =
+                         inverse readout prior variance, default P; T = rescaled temperature,
+                         0 = interpolation).
+
+    Implements the coding-solution protocol (:mod:`._protocol`): ``predict``, ``test_kernel``,
+    ``generalization_error``.
+    """
+
+    abar: np.ndarray
+    zbar: np.ndarray
+    t: np.ndarray
+    cost: float
+    dual_margin: float
+    residuals: dict
+    K0: np.ndarray
+    Y: np.ndarray
+    P_scale: float
+    T: float = 0.0
+
+    @property
+    def n_outliers(self) -> int:
+        return int(self.abar.shape[0])
+
+    def mean_output(self) -> np.ndarray:
+        """Training output ``sum_i relu(zbar_i) abar_i^T`` (P, m); equals Y - T t."""
+        return np.maximum(self.zbar, 0.0).T @ self.abar
+
+    @property
+    def sigma_a2(self) -> float:
+        """Readout prior variance sigma_a^2 = 1 / P_scale."""
+        return 1.0 / self.P_scale
+
+    def _test_activations(self, name, k0):
+        k0 = _check_k0(name, k0, self.K0.shape[0])
+        return k0, np.maximum(self.zbar @ np.linalg.solve(self.K0, k0), 0.0)  # (n_o, Q)
+
+    def predict(self, k0, k_test_diag=None) -> np.ndarray:
+        """Mean predictor (Q, m) [MT, outlier part]: ``f_r(x) = sum_i abar_i^r relu(zbar_i(x))``,
+        ``zbar_i(x) = zbar_i^T K0^{-1} k0(x)``; ``k0`` is (P, Q) with columns X^T x / N0
+        (``input_kernel(X, X_test)``). ``k_test_diag`` is accepted for the common protocol and
+        not used (the outlier preactivations on a test input are deterministic)."""
+        k0, R = self._test_activations("k0", k0)
+        _check_test_diag("k_test_diag", k_test_diag, k0.shape[1])
+        return R.T @ self.abar
+
+    def test_kernel(self, k0_a, k0_b, K0_ab=None, k_test_diag_a=None,
+                    k_test_diag_b=None) -> np.ndarray:
+        """Outlier part of the test kernel (Qa, Qb) [MT]: ``sum_i relu(zbar_i(x1))
+        relu(zbar_i(x2))`` (sqrt(N)-scaled); ``k0_a`` (P, Qa), ``k0_b`` (P, Qb). ``K0_ab`` and the
+        diagonals are accepted for the common protocol and not used."""
+        k0_a, za = self._test_activations("k0_a", k0_a)
+        k0_b, zb = self._test_activations("k0_b", k0_b)
+        _check_test_diag("k_test_diag_a", k_test_diag_a, k0_a.shape[1])
+        _check_test_diag("k_test_diag_b", k_test_diag_b, k0_b.shape[1])
+        return za.T @ zb
+
+    def generalization_error(self, k0, k_test_diag=None, Y_test=None) -> np.ndarray:
+        """Per-output ``eps_r = mean_mu [y_mu^r - f_r(x_mu)]^2`` ([MT], no variance term);
+        ``Y_test`` (Q, m). The old form ``(k0, Y_test)`` warns (DeprecationWarning)."""
+        k0, k_test_diag, Y_test = _gen_error_args("ReLUOutlierSolution", k0, k_test_diag, Y_test)
+        return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
+
+
+def _penalised_objective(x, n, m, L, Ps, Y, lam):
+    """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(L w_i) a_i^T - Y|^2/(2 lam)``
+    in x = [A (n m), W (n P)], z_i = L w_i (so that |w_i|^2 = z_i^T K0^-1 z_i); value, gradient."""
+    P = L.shape[0]
+    A = x[: n * m].reshape(n, m)
+    W = x[n * m:].reshape(n, P)
+    Z = W @ L.T
+    R = np.maximum(Z, 0.0)
+    D = (R.T @ A - Y) / lam  # (P, m) = -t
+    val = 0.5 * (Ps * np.sum(A * A) + np.sum(W * W)) + 0.5 * lam * np.sum(D * D)
+    gA = Ps * A + R @ D
+    gW = W + ((Z > 0) * (A @ D.T)) @ L
+    return val, np.concatenate([gA.ravel(), gW.ravel()])
+
+
+def _pricing(t, L, Ps, rng, W_known, n_random):
+    """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^-1 z)`` (z = L w) by L-BFGS from the
+    known neurons, from the signed output directions of t, and from ``n_random`` random starts.
+    Returns (margin, maximiser w with |w| = 1)."""
+    P, m = t.shape
+
+    def f(w):
+        z = L @ w
+        v = t.T @ np.maximum(z, 0.0)
+        nw = w @ w
+        val = (v @ v) / (Ps * nw)
+        gz = (z > 0) * (t @ v) * (2.0 / (Ps * nw))
+        return -val, -(L.T @ gz - 2.0 * val * w / nw)
+
+    starts = [w for w in W_known if np.linalg.norm(w) > 0]
+    K0 = L @ L.T
+    for r in range(m):
+        for sgn in (1.0, -1.0):
+            h = sgn * t[:, r]
+            for u in (np.maximum(h, 0.0), K0 @ np.maximum(h, 0.0)):
+                if np.any(u > 0):
+                    starts.append(linalg.solve_triangular(L, u, lower=True))
+    starts += list(rng.standard_normal((n_random, P)))
+    best, arg = 0.0, None
+    for w0 in starts:
+        res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
+                                options={"maxiter": 500})
+        if -res.fun > best:
+            best, arg = -float(res.fun), res.x / np.linalg.norm(res.x)
+    return best, arg
+
+
+def _kkt_pattern(x, n, m, K0inv, Ps, Y, T, pos, zero):
+    """KKT system of the outlier problem with a fixed sign pattern of the preactivations.
+
+    x = [t (P m), A (n m), V (n P)]; z_i,mu = V_i,mu on ``pos`` (> 0) and on the negative set,
+    z_i,mu = 0 on ``zero``, where V_i,mu is instead the subgradient theta in [0, 1] of relu at 0.
+    Equations: Ps a_i = t^T relu(z_i); K0^-1 z_i = g_i o (t a_i) with g = Theta(z) (theta on the
+    zero set); sum_i relu(z_i) a_i^T = Y - T t. Returns (F, J) with the analytic Jacobian.
+    """
+    P = K0inv.shape[0]
+    it, ia, iv = 0, P * m, P * m + n * m
+    t = x[:ia].reshape(P, m)
+    A = x[ia:iv].reshape(n, m)
+    V = x[iv:].reshape(n, P)
+    posf = pos.astype(float)
+    zerof = zero.astype(float)
+    Z = V * (1.0 - zerof)
+    R = V * posf
+    G = posf + zerof * V
+    TA = A @ t.T  # (n, P)
+    F1 = Ps * A - R @ t
+    F2 = Z @ K0inv - G * TA
+    F3 = R.T @ A - Y + T * t
+    F = np.concatenate([F1.ravel(), F2.ravel(), F3.ravel()])
+    Nx = x.size
+    J = np.zeros((Nx, Nx))
+    r1, r2, r3 = 0, n * m, n * m + n * P
+    Im = np.eye(m)
+    for i in range(n):
+        rows1 = slice(r1 + i * m, r1 + (i + 1) * m)
+        J[rows1, ia + i * m: ia + (i + 1) * m] = Ps * Im
+        J[rows1, it:ia] = -np.kron(R[i], Im)
+        J[rows1, iv + i * P: iv + (i + 1) * P] = -(t * posf[i][:, None]).T
+        rows2 = slice(r2 + i * P, r2 + (i + 1) * P)
+        J[rows2, iv + i * P: iv + (i + 1) * P] = (K0inv * (1.0 - zerof[i])[:, None]).T \
+            - np.diag(zerof[i] * TA[i])
+        J[rows2, ia + i * m: ia + (i + 1) * m] = -G[i][:, None] * t
+        blk = np.zeros((P, P, m))
+        idx = np.arange(P)
+        blk[idx, idx, :] = -G[i][:, None] * A[i][None, :]
+        J[rows2, it:ia] = blk.reshape(P, P * m)
+        J[r3:, ia + i * m: ia + (i + 1) * m] = np.kron(R[i][:, None], Im)
+        blk3 = np.zeros((P, m, P))
+        blk3[idx, :, idx] = posf[i][:, None] * A[i][None, :]
+        J[r3:, iv + i * P: iv + (i + 1) * P] = blk3.reshape(P * m, P)
+    J[r3:, it:ia] += T * np.eye(P * m)
+    return F, J
+
+
+def _kkt_residuals(t, A, Z, K0inv, Ps, Y, T, zero_tol):
+    """Max-abs KKT residuals of a candidate, with the relu subgradient at z = 0: on entries with
+    |z| <= zero_tol the stationarity residual is the distance of (K0^-1 z)_mu to the interval
+    between 0 and (t a_i)_mu."""
+    R = np.maximum(Z, 0.0)
+    TA = A @ t.T
+    S = Z @ K0inv
+    r_z = np.where(Z > zero_tol, S - TA, np.where(Z < -zero_tol, S, 0.0))
+    lo, hi = np.minimum(TA, 0.0), np.maximum(TA, 0.0)
+    at0 = np.abs(Z) <= zero_tol
+    r_z = np.where(at0, np.maximum(lo - S, 0.0) + np.maximum(S - hi, 0.0), r_z)
+    return {
+        "stationarity_a": float(np.max(np.abs(Ps * A - R @ t), initial=0.0)),
+        "stationarity_z": float(np.max(np.abs(r_z), initial=0.0)),
+        "output": float(np.max(np.abs(R.T @ A - Y + T * t))),
+    }
+
+
+def _polish(t, A, Z, K0inv, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
+    """Exact KKT solve by (least-squares) Newton at a fixed sign pattern; entries that leave
+    their sign class are moved (active-set style) and the solve is repeated."""
+    n, P = Z.shape
+    m = A.shape[1]
+    scale = np.max(np.abs(Z), axis=1, keepdims=True)
+    zero = np.abs(Z) <= zero_rel * scale
+    pos = (Z > 0) & ~zero
+    nfev = 0
+    x = None
+    for _ in range(rounds):
+        TA = A @ t.T
+        S = Z @ K0inv
+        theta = np.clip(np.divide(S, TA, out=np.zeros_like(S), where=np.abs(TA) > 0), 0.0, 1.0)
+        V = np.where(zero, theta, Z)
+        x = np.concatenate([t.ravel(), A.ravel(), V.ravel()])
+
+        def fun(v, pos=pos, zero=zero):
+            return _kkt_pattern(v, n, m, K0inv, Ps, Y, T, pos, zero)
+
+        x, res, k = _newton_lstsq(fun, x, tol)
+        nfev += k
+        t = x[: P * m].reshape(P, m)
+        A = x[P * m: P * m + n * m].reshape(n, m)
+        V = x[P * m + n * m:].reshape(n, P)
+        Z = np.where(zero, 0.0, V)
+        bad_pos = pos & (V <= 0)
+        bad_neg = ~pos & ~zero & (V >= 0)
+        bad_zero_hi = zero & (V > 1.0 + 1e-9)
+        bad_zero_lo = zero & (V < -1e-9)
+        if not (bad_pos.any() or bad_neg.any() or bad_zero_hi.any() or bad_zero_lo.any()):
+            break
+        zero = (zero | bad_pos | bad_neg) & ~bad_zero_hi & ~bad_zero_lo
+        pos = (pos & ~bad_pos) | bad_zero_hi
+        tiny = 1e-8 * np.max(np.abs(Z))
+        Z = np.where(bad_zero_hi, tiny, np.where(bad_zero_lo, -tiny, Z))
+    return t, A, Z, nfev
+
+
+def _prune_merge(A, Z, Ps, K0inv, rel=1e-6):
+    w = np.linalg.norm(A, axis=1) * np.linalg.norm(np.maximum(Z, 0.0), axis=1)
+    keep = w > rel * max(w.max(), 1e-300)
+    return _merge_parallel(A[keep], Z[keep], Ps, K0inv)
+
+
+def _row_space_projector(Y):
+    """Projector onto the span of the target vectors (rows of Y) in output space."""
+    U, s, Vt = np.linalg.svd(Y, full_matrices=False)
+    k = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
+    return Vt[:k].T @ Vt[:k]
+
+
+def _penalised_stage(A, W, m, L, Ps, Y, lam):
+    """L-BFGS on :func:`_penalised_objective` from (A, W); returns (A, W, iterations)."""
+    k, P = W.shape
+    x = np.concatenate([A.ravel(), W.ravel()])
+    res = optimize.minimize(_penalised_objective, x, args=(k, m, L, Ps, Y, lam), jac=True,
+                            method="L-BFGS-B", options={"maxiter": 3000,
+                                                         "gtol": 1e-12 * max(1.0, lam),
+                                                         "ftol": 1e-15})
+    return res.x[: k * m].reshape(k, m).copy(), res.x[k * m:].reshape(k, P).copy(), int(res.nit)
+
+
+def _insert(A, W, t, L, Ps, w_star):
+    """Add a small neuron along the violating direction w* (readout along t^T relu(L w*)),
+    reusing a dead neuron when there is one."""
+    v = t.T @ np.maximum(L @ w_star, 0.0)
+    s = 0.1 * np.sqrt(np.mean(np.sum(W * W, axis=1))) + 1e-3
+    a_new = s * v / (np.linalg.norm(v) * np.sqrt(Ps))
+    live = np.linalg.norm(A, axis=1) * np.linalg.norm(W, axis=1)
+    dead = np.flatnonzero(live < 1e-8 * max(live.max(), 1e-300))
+    if dead.size:
+        A, W = A.copy(), W.copy()
+        A[dead[0]], W[dead[0]] = a_new, s * w_star
+        return A, W
+    return np.vstack([A, a_new]), np.vstack([W, s * w_star])
+
+
+def solve_relu_outliers(
+    K0,
+    Y,
+    *,
+    sigma_a2: float | None = None,
+    T: float = 0.0,
+    n_neurons: int | None = None,
+    n_restarts: int = 2,
+    seed=0,
+    atol: float | None = None,
+    maxiter: int = 20,
+    throw: bool = False,
+    P: float | None = None,
+    tol: float | None = None,
+) -> ReLUOutlierSolution:
+    """Outlier-only ReLU theory (notes §5.2 last bullet) [RECON]: the minimum-norm interpolant
+
+        min sum_i [P |abar_i|^2 + zbar_i^T K0^-1 zbar_i]/2   s.t.   sum_i abar_i relu(zbar_i)^T = Y^T
+
+    whose KKT conditions are the outlier equations ``P abar = t^T relu(zbar)``,
+    ``K0^-1 zbar = Theta(zbar) o (t abar)`` (relu subgradient in [0, 1] where zbar_mu = 0) with
+    the multiplier t. It is convex over neuron measures (an atomic-norm problem); its dual is
+    ``max_t tr(t^T Y)`` subject to ``|t^T relu(z)|^2 <= P z^T K0^-1 z`` for every z, so a KKT
+    point whose t satisfies that bound (``dual_margin <= 1``) is the global optimum.
+
+    With ``T > 0`` the interpolation constraint is replaced by the finite-temperature output
+    ``sum_i abar_i relu(zbar_i)^T = (Y - T t)^T`` (notes §2.3 (S1)), i.e. the weight-decay
+    regression ``min cost + |F - Y|^2 / (2T)`` with ``t = (Y - F)/T`` [RECON, outlier-only].
+
+    Algorithm (conditional gradient with sliding neurons): the weight-decay regression
+    ``cost + |F - Y|^2/(2 lam)`` is minimised over ``n_neurons`` neurons (L-BFGS, z = chol(K0) w)
+    for decreasing lam (down to T, or to 1e-7 x the data scale at T = 0); after each stage the
+    dual margin is searched (multi-start L-BFGS, :func:`_pricing`) with ``t = (Y - F)/lam``, and
+    a neuron is inserted in the most violating direction while the margin exceeds 1 (at most
+    ``maxiter`` insertions). Negligible neurons are pruned, parallel ones merged, the KKT system
+    is solved exactly at the final sign pattern (least-squares Newton with an active-set update
+    of the zero entries), t is projected onto the span of the targets, and the certificate is
+    recomputed. The lowest-cost certified result of ``n_restarts`` random initialisations is
+    returned.
+
+    Parameters
+    ----------
+    K0 : (P, P)        input kernel X^T X / N0 (inputs as columns of X; symmetric positive
+                       definite).
+    Y : (P, m)         targets, one row per training input, m = number of outputs.
+    sigma_a2 : float   readout prior variance sigma_a^2 > 0; default 1/P (the paper's scaling).
+                       The cost weighs |abar|^2 by its inverse ``1/sigma_a2`` (called P above).
+                       ``P=`` (the inverse readout prior variance, P = 1/sigma_a2) is the
+                       deprecated spelling.
+    T : float >= 0     rescaled temperature (0: interpolation).
+    n_neurons          initial number of candidate neurons (default 3 m).
+    n_restarts         random initialisations; ``seed`` (int or numpy Generator) their randomness.
+    atol               max-abs KKT residual tolerance (default 1e-10; ``tol=`` deprecated).
+    maxiter, throw     at most ``maxiter`` neuron insertions; raise SolverError on failure.
+    """
+    atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
+    K0, L = _check_gram(K0)
+    Pn = K0.shape[0]
+    Y = _check_targets(Y, Pn)
+    m = Y.shape[1]
+    if P is not None:  # deprecated spelling: P = inverse readout prior variance = 1/sigma_a2
+        Ps = check_pos_float("P", P)
+        renamed_option("sigma_a2", sigma_a2, "P", 1.0 / Ps)
+    else:
+        Ps = float(Pn) if sigma_a2 is None else 1.0 / check_pos_float("sigma_a2", sigma_a2)
+    T = check_real("T", T)
+    if T < 0:
+        raise ValueError(f"T must be a finite number >= 0, got {T!r}")
+    n = 3 * m if n_neurons is None else check_int("n_neurons", n_neurons, minimum=1)
+    n_restarts = check_int("n_restarts", n_restarts, minimum=1)
+    tol = check_pos_float("atol", atol)
+    maxiter = check_int("maxiter", maxiter, minimum=0)
+    if not np.any(Y):
+        raise ValueError("Y must not be all zero (the minimum-norm solution is then empty)")
+    rng = as_rng(seed)
+    Linv = linalg.solve_triangular(L, np.eye(Pn), lower=True)
+    K0inv = Linv.T @ Linv
+    Pi = _row_space_projector(Y)
+    lam_end = T if T > 0 else 1e-4
+    lams = [lam for lam in (1.0, 1e-1, 1e-2, 1e-3) if lam > lam_end] + [lam_end]
+    n_random = 10 + Pn // 2
+
+    best = None
+    nit = 0
+    for _ in range(n_restarts):
+        A = rng.standard_normal((n, m)) / np.sqrt(Ps)
+        W = rng.standard_normal((n, Pn)) / np.sqrt(Pn)
+        inserted = 0
+        schedule = lams
+        for _round in range(maxiter + 1):
+            for lam in schedule:
+                while True:
+                    A, W, k_nit = _penalised_stage(A, W, m, L, Ps, Y, lam)
+                    nit += k_nit
+                    if inserted >= maxiter:
+                        break
+                    t = (Y - np.maximum(W @ L.T, 0.0).T @ A) / lam
+                    margin, w_star = _pricing(t @ Pi, L, Ps, rng, W, n_random)
+                    if margin <= 1.0 + 1e-3 or w_star is None:
+                        break
+                    A, W = _insert(A, W, t, L, Ps, w_star)
+                    inserted += 1
+            Z = W @ L.T
+            t = (Y - np.maximum(Z, 0.0).T @ A) / lam_end
+            A, Z = _prune_merge(A, Z, Ps, K0inv)
+            t, A, Z, nfev = _polish(t @ Pi, A, Z, K0inv, Ps, Y, T, tol)
+            nit += nfev
+            t = t @ Pi
+            A, Z = _prune_merge(A, Z, Ps, K0inv)
+            W = np.array([linalg.solve_triangular(L, z, lower=True) for z in Z])
+            zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
+            res_d = _kkt_residuals(t, A, Z, K0inv, Ps, Y, T, zero_tol)
+            resid = max(res_d.values())
+            ok_kkt = resid <= 10 * max(tol, 1e-8)
+            margin, w_star = _pricing(t, L, Ps, rng, W, n_random)
+            if (ok_kkt and margin <= 1.0 + 1e-6) or inserted >= maxiter or w_star is None:
+                break
+            # sliding continues from the polished neurons plus one inserted in the violating
+            # direction, at the final penalty only
+            A, W = _insert(A, W, t, L, Ps, w_star)
+            inserted += 1
+            schedule = [lam_end]
+        cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0inv)))
+        if T > 0:
+            cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
+        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt)
+        if best is None or (ok_kkt and (not best[6] or cost < best[3] - 1e-9)) or \
+                (not best[6] and not ok_kkt and resid < best[4]):
+            best = cand
+    t, A, Z, cost, resid, res_d, ok_kkt = best
+    margin, _ = _pricing(t, L, Ps, rng, np.array([linalg.solve_triangular(L, z, lower=True)
+                                                  for z in Z]), n_random + Pn)
+    ok = ok_kkt and margin <= 1.0 + 1e-6
+    msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
+           f"margin {margin:.8f}")
+    if not ok:
+        msg = ("not certified: " + msg + ("; dual margin > 1: another neuron direction would "
+               "lower the cost (try more n_restarts / maxiter)" if margin > 1.0 + 1e-6 else
+               "; KKT system not solved to tolerance"))
+    out = ReLUOutlierSolution(
+        converged=bool(ok), status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        nit=nit, residual=resid,
+        abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
+        K0=K0, Y=Y, P_scale=Ps, T=T,
+    )
+    raise_if_failed(out, throw)
+    return out
+
+
+def _merge_parallel(A, Z, Ps, K0inv, tol=1e-4):
+    """Merge neurons with the same active pattern direction (relu(z) parallel): the pair is
+    replaced by one balanced neuron with the same output contribution."""
+    R = np.maximum(Z, 0.0)
+    used = np.zeros(A.shape[0], bool)
+    outA, outZ = [], []
+    for i in range(A.shape[0]):
+        if used[i]:
+            continue
+        ri = R[i] / np.linalg.norm(R[i])
+        group = [i]
+        for j in range(i + 1, A.shape[0]):
+            if not used[j]:
+                rj = R[j] / np.linalg.norm(R[j])
+                if np.max(np.abs(ri - rj)) < tol:
+                    group.append(j)
+        used[group] = True
+        # contribution sum_j a_j |r_j| r_hat^T; keep z direction of the largest member
+        c = sum(A[j] * np.linalg.norm(R[j]) for j in group)
+        j0 = max(group, key=lambda j: np.linalg.norm(A[j]) * np.linalg.norm(R[j]))
+        zhat = Z[j0] / np.linalg.norm(R[j0])
+        # balance: Ps |a|^2 = s^2 zhat^T K0^-1 zhat with a = c / s
+        q = float(zhat @ K0inv @ zhat)
+        s = (Ps * (c @ c) / q) ** 0.25
+        outA.append(c / s)
+        outZ.append(s * zhat)
+    return np.array(outA), np.array(outZ)
