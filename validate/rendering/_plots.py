@@ -47,12 +47,3 @@ def readout_histograms(readouts: np.ndarray, U: np.ndarray, path, *, labels=None
         if r == 0:
             ax.legend(frameon=False, fontsize=8)
     return save_figure(fig, path)
-
-
-def _plt():  # TEMPORARY during the restructuring: cases move to CaseContext.figure
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
