@@ -125,10 +125,9 @@ def test_activation_names_agree():
 @pytest.mark.parametrize("name", ["linear", "sigmoid_erf", "erf", "relu"])
 def test_activation_functions_agree(name):
     """The same name means the same function phi and derivative on both sides."""
-    import torch
-
     import richlazy.simulate as sim
     import richlazy.theory as th
+    import torch
 
     z = np.linspace(-4.0, 4.0, 81) + 0.013  # avoid the ReLU kink at 0
     f, df = sim.activation_pair(name)
@@ -200,10 +199,11 @@ def test_importing_validate_and_all_cases_leaves_matplotlib_alone():
 
 def test_no_matplotlib_use_or_pyplot_in_the_package():
     bad = []
+    pat = re.compile(r"matplotlib\.use\(|import matplotlib\.pyplot|from matplotlib import pyplot")
     for top in ("theory", "simulate", "validate"):
         for p in (ROOT / top).rglob("*.py"):
             for i, line in enumerate(p.read_text().splitlines(), 1):
-                if re.search(r"matplotlib\.use\(|import matplotlib\.pyplot|from matplotlib import pyplot", line):
+                if pat.search(line):
                     bad.append(f"{_rel(p)}:{i}: {line.strip()}")
     assert not bad, "\n".join(bad)
 
