@@ -16,6 +16,7 @@ __all__ = [
     "as_float_array",
     "as_float_matrix",
     "as_rng",
+    "broadcast_named",
     "check_int",
     "check_nonneg_float",
     "check_pos_float",
@@ -51,6 +52,17 @@ def as_float_matrix(name: str, x, *, allow_1d: bool = False) -> np.ndarray:
     if arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
     return arr
+
+
+def broadcast_named(arrays: dict, *, message: str | None = None) -> list[np.ndarray]:
+    """Broadcast the named arrays against each other; on failure raise ValueError with
+    ``message`` (default: "the shapes of <names> must be broadcastable") and the shapes."""
+    try:
+        return list(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k}{np.shape(v)}" for k, v in arrays.items())
+        msg = message or f"the shapes of {', '.join(arrays)} must be broadcastable"
+        raise ValueError(f"{msg}; got {shapes}") from None
 
 
 def check_int(name: str, v, *, minimum: int | None = None) -> int:

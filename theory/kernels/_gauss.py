@@ -40,6 +40,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from ..checks import broadcast_named
+
 __all__ = [
     "ACTIVATIONS",
     "gauss_hermite_nodes",
@@ -102,17 +104,6 @@ def _as_float_array(x, name: str) -> np.ndarray:
     return arr
 
 
-def _broadcast(arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Broadcast named arrays, raising ValueError that lists the shapes if impossible."""
-    try:
-        return list(np.broadcast_arrays(*arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k}{v.shape}" for k, v in arrays.items())
-        raise ValueError(
-            f"the shapes of {', '.join(arrays)} must be broadcastable; got {shapes}"
-        ) from None
-
-
 def _check_nonnegative(arr: np.ndarray, name: str) -> None:
     if np.any(arr < 0):
         bad = arr[arr < 0].flat[0]
@@ -130,7 +121,7 @@ def _check_covariances(
     a = _as_float_array(c11, names[0])
     b = _as_float_array(c12, names[1])
     c = _as_float_array(c22, names[2])
-    a, b, c = _broadcast({names[0]: a, names[1]: b, names[2]: c})
+    a, b, c = broadcast_named({names[0]: a, names[1]: b, names[2]: c})
     _check_nonnegative(a, names[0])
     _check_nonnegative(c, names[2])
     bound = np.sqrt(a) * np.sqrt(c)
@@ -287,7 +278,7 @@ def gaussian_expectation(f, mean, var, *, n_nodes: int = 64):
     n = _check_n_nodes(n_nodes)
     m = _as_float_array(mean, "mean")
     v = _as_float_array(var, "var")
-    m, v = _broadcast({"mean": m, "var": v})
+    m, v = broadcast_named({"mean": m, "var": v})
     _check_nonnegative(v, "var")
     x, w = _gh_cached(n)
     z = m[..., None] + np.sqrt(v)[..., None] * x
@@ -376,7 +367,7 @@ def gaussian_pair_expectation(
     a, b, c = _check_covariances(c11, c12, c22)
     mu1 = _as_float_array(m1, "m1")
     mu2 = _as_float_array(m2, "m2")
-    a, b, c, mu1, mu2 = _broadcast({"c11": a, "c12": b, "c22": c, "m1": mu1, "m2": mu2})
+    a, b, c, mu1, mu2 = broadcast_named({"c11": a, "c12": b, "c22": c, "m1": mu1, "m2": mu2})
     if isinstance(f, str) and (not isinstance(g, str) or (f == "relu" and g != "relu")):
         # E[f(u) g(v)] is symmetric under (f, c11, m1) <-> (g, c22, m2): put the built-in
         # (preferably the kinked ReLU) inside, where its integral is analytic.

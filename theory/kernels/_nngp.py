@@ -36,9 +36,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..checks import broadcast_named
 from ._gauss import (
     _as_float_array,
-    _broadcast,
     _check_activation,
     _check_covariances,
     _check_n_nodes,
@@ -177,7 +177,7 @@ def mean_activation(mean, var, activation, *, n_nodes: int = 64):
     activation = _check_activation(activation)
     m = _as_float_array(mean, "mean")
     v = _as_float_array(var, "var")
-    m, v = _broadcast({"mean": m, "var": v})
+    m, v = broadcast_named({"mean": m, "var": v})
     _check_nonnegative(v, "var")
     if callable(activation):
         return gaussian_expectation(activation, m, v, n_nodes=n_nodes)

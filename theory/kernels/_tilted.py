@@ -52,7 +52,7 @@ import numba
 import numpy as np
 from scipy import integrate, special
 
-from ..checks import as_float_array
+from ..checks import as_float_array, broadcast_named
 from ._gauss import _check_n_nodes
 
 __all__ = [
@@ -374,12 +374,7 @@ def tilted_density(z, h, *, activation: str = "sigmoid_erf", n_nodes: int = 121)
     n_nodes = _check_n_nodes(n_nodes)
     zz = as_float_array("z", z)
     hh = as_float_array("h", h)
-    try:
-        zz, hh = np.broadcast_arrays(zz, hh)
-    except ValueError:
-        raise ValueError(
-            f"z and h must be broadcastable, got shapes {zz.shape} and {hh.shape}"
-        ) from None
+    zz, hh = broadcast_named({"z": zz, "h": hh}, message="z and h must be broadcastable")
     shape = zz.shape
     hf = np.ascontiguousarray(hh.reshape(-1))
     psi = _moments_flat(hf, activation, n_nodes)[0]

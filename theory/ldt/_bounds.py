@@ -32,7 +32,7 @@ import numpy as np
 from scipy import integrate
 
 from .._results import SolverStatus, Status, grid_status, raise_if_failed
-from ..checks import as_float_array, check_int, check_pos_float
+from ..checks import as_float_array, broadcast_named, check_int, check_pos_float
 
 __all__ = [
     "ChernoffResult",
@@ -78,12 +78,8 @@ def alignment(f_values, y_values, *, weights=None) -> np.ndarray:
         raise ValueError(
             f"f_values must have a non-empty last axis of test points, got shape {f.shape}"
         )
-    try:
-        fb, yb = np.broadcast_arrays(f, y)
-    except ValueError:
-        raise ValueError(
-            f"y_values must broadcast against f_values, got shapes {y.shape} and {f.shape}"
-        ) from None
+    fb, yb = broadcast_named({"f_values": f, "y_values": y},
+                             message="y_values must broadcast against f_values")
     n = f.shape[-1]
     if weights is None:
         w = np.full(n, 1.0 / n)
@@ -149,6 +145,16 @@ def k_factor_two_layer_erf(
     return y_norm2 + (sigma_a2 / chi) * (2.0 / math.pi) * math.asin(q / (1.0 + q))
 
 
+def _check_log_prob(log_prior_prob) -> np.ndarray:
+    """``log_prior_prob`` as an array of log-probabilities (<= 0; -inf allowed)."""
+    lp = as_float_array("log_prior_prob", log_prior_prob, finite=False)
+    if np.any(np.isnan(lp)) or np.any(lp > 0):
+        raise ValueError(
+            "log_prior_prob must be <= 0 (log of a probability), got a positive or NaN value"
+        )
+    return lp
+
+
 def log_posterior_bound(P, log_prior_prob, *, kappa: float, k: float) -> np.ndarray:
     """``log Pr_post[A_f >= a] <= P k / (2 kappa) + log Pr_prior[A_f >= a]`` (eqs. 4/20) [RECON].
 
@@ -158,11 +164,7 @@ def log_posterior_bound(P, log_prior_prob, *, kappa: float, k: float) -> np.ndar
     P = as_float_array("P", P)
     if np.any(P < 0):
         raise ValueError("P must be >= 0 (number of training samples)")
-    lp = as_float_array("log_prior_prob", log_prior_prob, finite=False)
-    if np.any(np.isnan(lp)) or np.any(lp > 0):
-        raise ValueError(
-            "log_prior_prob must be <= 0 (log of a probability), got a positive or NaN value"
-        )
+    lp = _check_log_prob(log_prior_prob)
     kappa = check_pos_float("kappa", kappa)
     k = check_pos_float("k", k)
     return P * k / (2.0 * kappa) + lp
@@ -174,11 +176,7 @@ def sample_complexity(log_prior_prob, *, kappa: float, k: float) -> np.ndarray:
     An unlearnability bound: with ``P < P_*`` the posterior alignment probability is
     exponentially small.
     """
-    lp = as_float_array("log_prior_prob", log_prior_prob, finite=False)
-    if np.any(np.isnan(lp)) or np.any(lp > 0):
-        raise ValueError(
-            "log_prior_prob must be <= 0 (log of a probability), got a positive or NaN value"
-        )
+    lp = _check_log_prob(log_prior_prob)
     kappa = check_pos_float("kappa", kappa)
     k = check_pos_float("k", k)
     return -(2.0 * kappa / k) * lp

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checks import as_float_array, check_int, check_nonneg_float, check_pos_float
+from ..checks import as_float_array, broadcast_named, check_int, check_nonneg_float, check_pos_float
 from ._erf_kernels import (
     CELL_CUTOFF,
     LOG_CUTOFF,
@@ -84,12 +84,7 @@ def erf_hermite_overlap(n: int, w_par, w_norm2) -> np.ndarray:
     n = check_int("n", n, minimum=0)
     wp = as_float_array("w_par", w_par)
     wn = as_float_array("w_norm2", w_norm2)
-    try:
-        wp, wn = np.broadcast_arrays(wp, wn)
-    except ValueError:
-        raise ValueError(
-            f"w_par and w_norm2 must broadcast, got {wp.shape} and {wn.shape}"
-        ) from None
+    wp, wn = broadcast_named({"w_par": wp, "w_norm2": wn}, message="w_par and w_norm2 must broadcast")
     if np.any(wn < wp * wp * (1 - 1e-12) - 1e-300):
         raise ValueError("w_norm2 must be >= w_par**2 (|w|^2 >= (w.w*)^2 for a unit w*)")
     return wp**n * erf_derivative_gaussian_mean(n, wn)
