@@ -10,22 +10,41 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 
 __all__ = [
     "as_generator",
+    "as_real_tensor",
     "check_count",
+    "check_device",
+    "check_float_dtype",
     "check_generator",
+    "check_generator_device",
     "check_int",
     "check_nonneg_float",
     "check_pos_float",
     "check_real",
     "check_seed",
+    "check_theta",
 ]
+
+_FLOAT_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def _scalar(v):
+    """A 0-d tensor or 0-d numpy array as the Python scalar it holds; anything else unchanged."""
+    if isinstance(v, torch.Tensor) or (hasattr(v, "ndim") and hasattr(v, "item")
+                                       and not isinstance(v, numbers.Number)):
+        if getattr(v, "ndim", None) == 0:
+            return v.item()
+    return v
 
 
 def check_int(name: str, v, *, minimum: int | None = None) -> int:
-    """``v`` as an int (numpy integers accepted, bools rejected), optionally ``>= minimum``."""
+    """``v`` as an int (numpy integers and 0-d integer tensors accepted, bools rejected),
+    optionally ``>= minimum``."""
+    v = _scalar(v)
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {v!r} ({type(v).__name__})")
     v = int(v)
@@ -37,41 +56,47 @@ def check_int(name: str, v, *, minimum: int | None = None) -> int:
 def check_count(name: str, v, *, minimum: int = 0) -> int:
     """``v`` as an int ``>= minimum`` for counts (steps, sizes, intervals): a value of the wrong
     type or below ``minimum`` raises ValueError "``name`` must be an int >= ``minimum``"."""
+    v = _scalar(v)
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
     return int(v)
 
 
-def check_real(name: str, v) -> float:
-    """``v`` as a finite float (numpy scalars and 0-d tensors accepted, bools rejected)."""
-    if isinstance(v, torch.Tensor) and v.ndim == 0 and not v.is_complex():
-        v = v.item()
+def _as_float(name: str, v, requirement: str) -> float:
+    v = _scalar(v)
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {v!r} ({type(v).__name__})")
-    v = float(v)
+        raise TypeError(f"{name} must be {requirement}, got {v!r} ({type(v).__name__})")
+    return float(v)
+
+
+def check_real(name: str, v) -> float:
+    """``v`` as a finite float (numpy scalars, 0-d arrays and 0-d tensors accepted, bools and
+    complex numbers rejected)."""
+    v = _as_float(name, v, "a real number")
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     return v
 
 
-def check_pos_float(name: str, v) -> float:
-    """``v`` as a finite float ``> 0``."""
-    v = check_real(name, v)
-    if v <= 0:
-        raise ValueError(f"{name} must be a finite real number > 0, got {v}")
+def check_pos_float(name: str, v, *, noun: str = "real number") -> float:
+    """``v`` as a finite float ``> 0`` (the message says "``name`` must be a finite ``noun`` > 0")."""
+    v = _as_float(name, v, f"a finite {noun} > 0")
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite {noun} > 0, got {v}")
     return v
 
 
 def check_nonneg_float(name: str, v) -> float:
     """``v`` as a finite float ``>= 0``."""
-    v = check_real(name, v)
-    if v < 0:
+    v = _as_float(name, v, "a finite real number >= 0")
+    if not (math.isfinite(v) and v >= 0):
         raise ValueError(f"{name} must be a finite real number >= 0, got {v}")
     return v
 
 
 def check_seed(seed, *, name: str = "seed") -> int:
     """``seed`` as a non-negative int (numpy integers accepted)."""
+    seed = _scalar(seed)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"{name} must be a non-negative int, got {seed!r} ({type(seed).__name__})")
     if int(seed) < 0:
@@ -94,7 +119,7 @@ def as_generator(seed, device, *, name: str = "seed") -> torch.Generator:
     A Generator is returned as given after checking it lives on ``device``'s type; an int seeds a
     fresh one. ``None`` is rejected: richlazy never draws from torch's global stream.
     """
-    device = torch.device(device)
+    device = check_device(device)
     if isinstance(seed, torch.Generator):
         if seed.device.type != device.type:
             raise ValueError(f"{name} is a generator on {seed.device.type!r} but the tensors live on "
@@ -104,3 +129,101 @@ def as_generator(seed, device, *, name: str = "seed") -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(s)
     return g
+
+
+def check_device(device, *, name: str = "device") -> torch.device:
+    """``device`` (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:K"`` or a ``torch.device``) as a
+    ``torch.device``: ``"auto"`` is CUDA when available, else the CPU. Asking for CUDA on a
+    machine without it raises ValueError naming ``name`` (never a silent fallback, never torch's
+    AssertionError)."""
+    if isinstance(device, torch.device):
+        dev = device
+    elif isinstance(device, str):
+        if device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            dev = torch.device(device)
+        except RuntimeError:
+            raise ValueError(f"{name} must be 'auto', 'cpu' or 'cuda[:K]', got {device!r}") from None
+    else:
+        raise TypeError(f"{name} must be a str or torch.device, got {device!r} ({type(device).__name__})")
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"{name} must be 'auto', 'cpu' or 'cuda[:K]', got {device!r}")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"{name}={device!r} requested but CUDA is not available; use 'cpu' or 'auto'")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"{name}={device!r} requested but only {torch.cuda.device_count()} CUDA "
+                             "device(s) are available")
+    return dev
+
+
+def check_float_dtype(dtype, *, name: str = "dtype") -> torch.dtype:
+    """``dtype`` (``torch.float32``/``torch.float64`` or the strings ``"float32"``/``"float64"``)
+    as a torch dtype; anything else (integer, half or complex dtypes) raises ValueError."""
+    if isinstance(dtype, torch.dtype) and dtype in _FLOAT_DTYPES.values():
+        return dtype
+    if isinstance(dtype, str) and dtype in _FLOAT_DTYPES:
+        return _FLOAT_DTYPES[dtype]
+    raise ValueError(f"{name} must be torch.float32 or torch.float64 (or 'float32'/'float64'), "
+                     f"got {dtype!r}")
+
+
+def check_generator_device(generator, device, *, name: str = "device") -> torch.device:
+    """The device to draw on: ``device`` (checked as :func:`check_device`) or, when None, the
+    generator's device; a device of another type than the generator's raises ValueError (torch
+    draws on the generator's device)."""
+    check_generator(generator)
+    if device is None:
+        return generator.device
+    dev = check_device(device, name=name)
+    if dev.type != generator.device.type:
+        raise ValueError(f"{name}={device!r} but the generator lives on {generator.device.type!r}; "
+                         f"create it with torch.Generator(device={dev.type!r}) or pass {name}=None")
+    return dev
+
+
+def as_real_tensor(name: str, x, *, dtype: torch.dtype | None = None, device=None,
+                   finite: bool = True, nonempty: bool = True) -> torch.Tensor:
+    """``x`` (tensor, array, sequence or number) as a real tensor of ``dtype`` on ``device``:
+    complex, boolean and non-numeric input raises TypeError naming ``name``; NaN/inf (when
+    ``finite``) and empty input (when ``nonempty``) raise ValueError."""
+    if not isinstance(x, torch.Tensor):
+        try:
+            arr = np.asarray(x)
+            if arr.dtype.kind not in "iuf":
+                raise TypeError
+            # convert straight to ``dtype``: a Python float must not pass through float32
+            x = torch.as_tensor(arr, dtype=dtype, device=device)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"{name} must be a real number, array or tensor, "
+                            f"got {x!r:.80} ({type(x).__name__})") from None
+    if x.is_complex() or x.dtype == torch.bool or not (x.dtype.is_floating_point or x.dtype in (
+            torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
+    if nonempty and x.numel() == 0:
+        raise ValueError(f"{name} must not be empty, got shape {tuple(x.shape)}")
+    if finite and x.dtype.is_floating_point and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite (it contains NaN or inf)")
+    if dtype is not None or device is not None:
+        x = x.to(dtype=dtype or x.dtype, device=device if device is not None else x.device)
+    return x
+
+
+def check_theta(theta, D: int, *, dtype: torch.dtype | None = None, device=None,
+                name: str = "theta") -> torch.Tensor:
+    """``theta`` checked to be a floating tensor of shape (E, D) with E >= 1 (and, when given, of
+    ``dtype`` and on ``device``); the message names ``name`` and the expected shape."""
+    if not isinstance(theta, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (E, {D}), got {type(theta).__name__}")
+    if theta.ndim != 2 or theta.shape[1] != D or theta.shape[0] < 1:
+        raise ValueError(f"{name} must have shape (E, D) = (E, {D}) with E >= 1, got {tuple(theta.shape)}")
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"{name} must be a floating-point tensor, got dtype {theta.dtype}")
+    if dtype is not None and theta.dtype != dtype:
+        raise ValueError(f"{name} must have dtype {dtype} (the dtype of the model), got {theta.dtype}")
+    if device is not None:
+        device = device if isinstance(device, torch.device) else torch.device(device)
+        if theta.device.type != device.type:
+            raise ValueError(f"{name} must live on {device} (the model's device), got {theta.device}")
+    return theta

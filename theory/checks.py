@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "as_float_array",
     "as_float_matrix",
+    "as_psd_matrix",
     "as_rng",
     "broadcast_named",
     "check_int",
@@ -51,6 +52,28 @@ def as_float_matrix(name: str, x, *, allow_1d: bool = False) -> np.ndarray:
         raise ValueError(f"{name} must be a 2-D array, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    return arr
+
+
+def as_psd_matrix(name: str, x, *, rtol: float = 1e-8) -> np.ndarray:
+    """``x`` as a symmetric positive semi-definite (n, n) float64 matrix (a kernel / Gram matrix).
+
+    Symmetry is checked to ``1e-10`` relative to the largest entry; positive semi-definiteness
+    allows round-off: the smallest eigenvalue must be ``>= -rtol * max|eigenvalue|``. The message
+    of an indefinite matrix gives its smallest eigenvalue. Returns the symmetrised matrix.
+    """
+    arr = as_float_matrix(name, x)
+    n = arr.shape[0]
+    if arr.shape != (n, n):
+        raise ValueError(f"{name} must be square (n x n), got shape {arr.shape}")
+    scale = float(np.max(np.abs(arr)))
+    if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12 * scale):
+        raise ValueError(f"{name} must be symmetric (a kernel matrix)")
+    arr = 0.5 * (arr + arr.T)
+    lam = np.linalg.eigvalsh(arr)
+    if lam[0] < -rtol * max(float(np.max(np.abs(lam))), np.finfo(float).tiny):
+        raise ValueError(f"{name} must be positive semi-definite (a kernel matrix); its smallest "
+                         f"eigenvalue is {lam[0]:.6g} (largest {lam[-1]:.6g})")
     return arr
 
 

@@ -8,6 +8,7 @@ return numpy; nothing prints.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,7 +104,7 @@ def top_k_active(activations, k: int) -> np.ndarray:
     """Indices (..., k) of the k neurons with the largest mean activation over inputs;
     activations (..., N, P)."""
     a = as_float_array("activations", activations, finite=False)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= a.shape[-2]:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= a.shape[-2]:
         raise ValueError(f"k must be an int in 1..N = {a.shape[-2]}, got {k!r}")
     score = a.mean(axis=-1)
     return np.argsort(-score, axis=-1, kind="stable")[..., :k]

@@ -15,6 +15,7 @@ chains (any trailing shape). They are pure numpy and never print.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,8 +32,18 @@ class Estimate:
     ess: np.ndarray
 
 
+def _as_real(name, x):
+    """``x`` as a float64 array; complex or non-numeric input raises TypeError naming ``name``."""
+    if np.iscomplexobj(x):
+        raise TypeError(f"{name} must be real, got a complex array")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real numeric array, got {type(x).__name__}") from None
+
+
 def _check(samples):
-    x = np.asarray(samples, dtype=float)
+    x = _as_real("samples", samples)
     if x.ndim < 2:
         raise ValueError(f"samples must have shape (S, E, ...) with S samples of E chains, got {x.shape}")
     if x.shape[0] < 2:
@@ -46,7 +57,7 @@ def batch_means(samples, *, n_batches: int = 8):
     """Grand mean and its standard error from pooled batch means (see module doc)."""
     x = _check(samples)
     S = x.shape[0]
-    if isinstance(n_batches, bool) or not isinstance(n_batches, int) or n_batches < 1:
+    if isinstance(n_batches, bool) or not isinstance(n_batches, numbers.Integral) or n_batches < 1:
         raise ValueError(f"n_batches must be an int >= 1, got {n_batches!r}")
     n_batches = min(n_batches, S)
     b = S // n_batches
@@ -92,9 +103,11 @@ def mean_se(x, axis: int = -1):
     ``se = std(x, ddof=1) / sqrt(n)`` with ``n = x.shape[axis] >= 2``. For autocorrelated samples
     of a chain use :func:`batch_means` instead. Returns numpy arrays (0-d for 1-D input).
     """
-    x = np.asarray(x, dtype=float)
+    x = _as_real("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one axis of replicas, got a scalar")
+    if x.size == 0:
+        raise ValueError(f"x must be non-empty, got shape {x.shape}")
     n = x.shape[axis]
     if n < 2:
         raise ValueError(f"need at least 2 replicas along axis {axis} for a standard error, got {n}")

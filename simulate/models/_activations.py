@@ -47,5 +47,5 @@ _TABLE = {
 def activation_pair(name: str):
     """``(phi, phi_prime)`` torch functions for an activation name in :data:`ACTIVATIONS`."""
     if name not in _TABLE:
-        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {name!r}")
+        raise ValueError(f"name must be one of the activations {ACTIVATIONS}, got {name!r}")
     return _TABLE[name]

@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from ..checks import check_int, check_pos_float
+from ..checks import check_generator, check_int, check_pos_float, check_theta
 
 __all__ = ["TwoLayerErfPosterior"]
 
@@ -44,8 +44,17 @@ class TwoLayerErfPosterior:
                  sigma_a2: float = 1.0, chi=1.0):
         if not (torch.is_tensor(X) and X.ndim in (2, 3)):
             raise ValueError("X must be a tensor of shape (P, d) or (E, P, d)")
+        if X.shape[-2] < 1 or X.shape[-1] < 1 or (X.ndim == 3 and X.shape[0] < 1):
+            raise ValueError(f"X must hold at least one input of dimension >= 1, got shape {tuple(X.shape)}")
         if not (torch.is_tensor(y) and y.shape == X.shape[:-1]):
             raise ValueError(f"y must be a tensor of shape {tuple(X.shape[:-1])}")
+        if X.dtype not in (torch.float32, torch.float64) or y.dtype != X.dtype:
+            raise ValueError(f"X and y must be float32 or float64 tensors of one dtype, got {X.dtype} "
+                             f"and {y.dtype}")
+        if y.device != X.device:
+            raise ValueError(f"X and y must live on one device, got {X.device} and {y.device}")
+        if not (bool(torch.isfinite(X).all()) and bool(torch.isfinite(y).all())):
+            raise ValueError("X and y must be finite (they contain NaN or inf)")
         self.N = check_int("N", N, minimum=1)
         self.kappa = check_pos_float("kappa", kappa)
         self.sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
@@ -65,6 +74,7 @@ class TwoLayerErfPosterior:
 
     def unpack(self, theta):
         """``theta (E, dim)`` -> ``W (E, N, d)``, ``a (E, N)`` (views)."""
+        check_theta(theta, self.dim, dtype=self.X.dtype, device=self.X.device)
         E = theta.shape[0]
         W = theta[:, : self.N * self.d].reshape(E, self.N, self.d)
         a = theta[:, self.N * self.d:]
@@ -76,6 +86,9 @@ class TwoLayerErfPosterior:
         if self.n_sets is not None and n_chains != self.n_sets:
             raise ValueError(f"n_chains must equal the number of training sets {self.n_sets}, "
                              f"got {n_chains}")
+        if check_generator(generator).device.type != self.X.device.type:
+            raise ValueError(f"generator lives on {generator.device.type!r} but X on "
+                             f"{self.X.device.type!r}")
         th = torch.randn((n_chains, self.dim), generator=generator, device=self.X.device,
                          dtype=self.X.dtype)
         th[:, : self.N * self.d] *= math.sqrt(1.0 / self.prec_w)
@@ -84,14 +97,28 @@ class TwoLayerErfPosterior:
 
     def outputs(self, theta, X=None):
         """Network outputs ``(E, n)`` at inputs X (default: the training set)."""
-        X = self.X if X is None else X
         W, a = self.unpack(theta)
+        if X is None:
+            X = self.X
+        else:
+            if not (torch.is_tensor(X) and X.ndim in (2, 3) and X.shape[-1] == self.d):
+                shape = tuple(X.shape) if torch.is_tensor(X) else type(X).__name__
+                raise ValueError(f"X must be a tensor of shape (n, {self.d}) or (E, n, {self.d}), "
+                                 f"got {shape}")
+            if X.dtype != self.X.dtype or not bool(torch.isfinite(X).all()):
+                raise ValueError(f"X must be a finite {self.X.dtype} tensor")
+        if X.ndim == 3 and X.shape[0] != theta.shape[0]:
+            raise ValueError(f"theta must have one row per input set ({X.shape[0]}), "
+                             f"got shape {tuple(theta.shape)}")
         H = torch.matmul(X, W.transpose(1, 2))  # (E, n, N); X (n, d) or (E, n, d)
         return torch.einsum("epn,en->ep", torch.erf(H), a)
 
     def grad(self, theta):
         """``(grad Phi (E, dim), {"loss": training MSE/2 per chain (E,)})``."""
         W, a = self.unpack(theta)
+        if self.n_sets is not None and theta.shape[0] != self.n_sets:
+            raise ValueError(f"theta must have one row per training set ({self.n_sets}), "
+                             f"got shape {tuple(theta.shape)}")
         H = torch.matmul(self.X, W.transpose(1, 2))  # (E, P, N)
         S = torch.erf(H)
         f = torch.einsum("epn,en->ep", S, a)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import torch
 
 from .._divergence import DivergedError, member_list, nonfinite_members
-from ..checks import check_generator, check_int, check_pos_float
+from ..checks import as_real_tensor, check_float_dtype, check_generator, check_int, check_pos_float
 
 __all__ = ["GammaMLPResult", "gamma_learning_rate", "gamma_mlp_output", "init_gamma_mlp",
            "lazy_gamma", "train_gamma_mlp"]
@@ -46,11 +46,17 @@ def lazy_gamma(d: float) -> float:
     return 1e-5 / math.sqrt(check_pos_float("d", d))
 
 
-def gamma_learning_rate(gamma, d_eff: float, alpha0: float):
-    """α = γ² d α₀ for γ <= 1 and γ √d α₀ for γ > 1 (App. G.1); elementwise over ``gamma``."""
-    g = torch.as_tensor(gamma, dtype=torch.float64)
+def _check_gamma(gamma) -> torch.Tensor:
+    """``gamma`` as a float64 tensor of finite values > 0 (TypeError for complex input)."""
+    g = as_real_tensor("gamma", gamma, finite=False).to(torch.float64)
     if torch.any(~torch.isfinite(g)) or torch.any(g <= 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma!r}")
+    return g
+
+
+def gamma_learning_rate(gamma, d_eff: float, alpha0: float):
+    """α = γ² d α₀ for γ <= 1 and γ √d α₀ for γ > 1 (App. G.1); elementwise over ``gamma``."""
+    g = _check_gamma(gamma)
     d_eff = check_pos_float("d_eff", d_eff)
     alpha0 = check_pos_float("alpha0", alpha0)
     return torch.where(g <= 1, g**2 * d_eff * alpha0, g * math.sqrt(d_eff) * alpha0)
@@ -62,6 +68,7 @@ def init_gamma_mlp(n_members: int, in_dim: int, width: int, *, generator, dtype=
     D = check_int("in_dim", in_dim, minimum=1)
     m = check_int("width", width, minimum=1)
     dev = check_generator(generator).device
+    dtype = check_float_dtype(dtype)
     W0 = torch.randn(E, m, D, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
     a0 = torch.randn(E, m, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
     return W0, a0
@@ -109,7 +116,16 @@ def _loss_and_grads(x, y, W0, a0, dW, da, s, *, Wcat=None, with_loss=True):
 
 def gamma_mlp_output(x, W0, a0, dW, da, gamma, d_eff: float, *, chunk: int = 2048):
     """Centred outputs f̃(x) (E, n) for inputs x (E, n, D) of networks given as (W0, a0, ΔW, Δa)."""
-    s = 1.0 / (torch.as_tensor(gamma, dtype=x.dtype, device=x.device) * math.sqrt(d_eff))
+    if not (isinstance(x, torch.Tensor) and x.ndim == 3 and x.shape[0] == W0.shape[0]
+            and x.shape[2] == W0.shape[2]):
+        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x must be a tensor of shape (E, n, D) = ({W0.shape[0]}, n, {W0.shape[2]}), "
+                         f"got {shape}")
+    as_real_tensor("x", x, nonempty=False)
+    d_eff = check_pos_float("d_eff", d_eff)
+    chunk = check_int("chunk", chunk, minimum=1)
+    g = _check_gamma(gamma)
+    s = 1.0 / (g.to(dtype=x.dtype, device=x.device) * math.sqrt(d_eff))
     outs = [_forward(x[:, i:i + chunk], W0, a0, dW, da, s)[0] for i in range(0, x.shape[1], chunk)]
     return torch.cat(outs, dim=1)
 
@@ -193,16 +209,26 @@ def train_gamma_mlp(
     independent, so a diverged member does not affect the others.
     """
     dev = check_generator(generator).device
+    dtype = check_float_dtype(dtype)
     if not isinstance(throw, bool):
         raise TypeError(f"throw must be a bool, got {throw!r}")
     if not (isinstance(x_test, torch.Tensor) and x_test.ndim == 3):
         raise ValueError("x_test must be a tensor of shape (E, n, D)")
     E, n_test, D = x_test.shape
+    if E < 1 or n_test < 1 or D < 1:
+        raise ValueError(f"x_test must have at least one member, test input and dimension, got shape "
+                         f"{tuple(x_test.shape)}")
+    as_real_tensor("x_test", x_test)
+    if not callable(sample_batch):
+        raise TypeError("sample_batch must be callable generator -> (x, y), got "
+                        f"{type(sample_batch).__name__}")
     if not (isinstance(y_test, torch.Tensor) and y_test.shape == (E, n_test)):
         raise ValueError(f"y_test must be a tensor of shape {(E, n_test)}")
     if x_test.device != dev or y_test.device != dev:
         raise ValueError(f"x_test and y_test must be on the generator's device {dev}")
-    gam = torch.as_tensor(gamma, dtype=torch.float64).flatten()
+    if not bool(((y_test == 0) | (y_test == 1)).all()):
+        raise ValueError("y_test must hold labels in {0, 1}")
+    gam = as_real_tensor("gamma", gamma, finite=False).to(torch.float64).flatten()
     if gam.numel() == 1:
         gam = gam.expand(E).clone()
     if gam.shape != (E,):

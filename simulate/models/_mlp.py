@@ -24,12 +24,21 @@ decay. All randomness comes from an explicit ``torch.Generator``.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import torch
 
 from .._divergence import DivergedError, member_list
-from ..checks import check_count, check_generator, check_nonneg_float, check_pos_float
+from ..checks import (
+    as_real_tensor,
+    check_count,
+    check_float_dtype,
+    check_generator,
+    check_generator_device,
+    check_nonneg_float,
+    check_pos_float,
+)
 
 __all__ = ["MLPParams", "MLPTrainResult", "init_mlp_ensemble", "mlp_forward", "train_mlp_ensemble"]
 
@@ -93,15 +102,17 @@ def init_mlp_ensemble(
     get identical incoming weights and opposite readout weights, so f = 0 at initialisation.
     """
     for name, v in (("n_members", n_members), ("d_in", d_in), ("width", width), ("n_out", n_out)):
-        if not (isinstance(v, int) and v >= 1):
+        if not (_is_int(v) and v >= 1):
             raise ValueError(f"{name} must be a positive int, got {v!r}")
-    if depth not in (2, 3):
+    n_members, d_in, width, n_out = int(n_members), int(d_in), int(width), int(n_out)
+    if not (_is_int(depth) and depth in (2, 3)):
         raise ValueError(f"depth must be 2 or 3 (weight layers), got {depth!r}")
     if zero_output and width % 2:
         raise ValueError(f"zero_output=True needs an even width, got width={width}")
     gain = check_pos_float("gain", gain)
     output_scale = check_pos_float("output_scale", output_scale)
-    check_generator(generator)
+    device = check_generator_device(generator, device)
+    dtype = check_float_dtype(dtype)
     dims = [d_in] + [width] * (depth - 1) + [n_out]
     ws = []
     for layer, (a, b) in enumerate(zip(dims[:-1], dims[1:], strict=True)):
@@ -118,15 +129,23 @@ def init_mlp_ensemble(
     return MLPParams(tuple(ws), float(gain), float(output_scale))
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
 def _as_inputs(X, E: int, params: MLPParams) -> torch.Tensor:
     w0 = params.weights[0]
-    X = torch.as_tensor(X, dtype=w0.dtype, device=w0.device)
+    X = as_real_tensor("X", X, dtype=w0.dtype, device=w0.device, finite=False, nonempty=False)
     if X.ndim == 2:
         X = X.unsqueeze(0).expand(E, -1, -1)
     if X.ndim != 3 or X.shape[0] != E or X.shape[2] != w0.shape[1]:
         raise ValueError(
             f"X must have shape (n, {w0.shape[1]}) or ({E}, n, {w0.shape[1]}), got {tuple(X.shape)}"
         )
+    if X.shape[1] < 1:
+        raise ValueError(f"X must hold at least one input, got shape {tuple(X.shape)}")
+    if not bool(torch.isfinite(X).all()):
+        raise ValueError("X must be finite (it contains NaN or inf)")
     return X
 
 
@@ -167,11 +186,13 @@ class MLPTrainResult:
 
 
 def _per_member(value, E, name, dtype, device, *, positive=True):
-    t = torch.as_tensor(value, dtype=dtype, device=device)
+    t = as_real_tensor(name, value, dtype=dtype, device=device, finite=False)
     if t.ndim == 0:
         t = t.expand(E)
     if t.shape != (E,):
         raise ValueError(f"{name} must be a scalar or have shape ({E},), got {tuple(t.shape)}")
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError(f"{name} must be finite, got {value!r}")
     if positive and not bool(torch.all(t > 0)):
         raise ValueError(f"{name} must be > 0, got {value!r}")
     return t
@@ -225,7 +246,7 @@ def train_mlp_ensemble(
     dtype, device = w0.dtype, w0.device
     Xb = _as_inputs(X, E, params)
     n = Xb.shape[1]
-    Yb = torch.as_tensor(Y, dtype=dtype, device=device)
+    Yb = as_real_tensor("Y", Y, dtype=dtype, device=device, finite=False, nonempty=False)
     if Yb.ndim == 2:
         Yb = Yb.unsqueeze(0).expand(E, -1, -1)
     C = params.weights[-1].shape[2]
@@ -236,23 +257,31 @@ def train_mlp_ensemble(
     steps = check_count("steps", steps, minimum=0)
     lr_t = _per_member(lr, E, "lr", dtype, device)
     alpha_t = _per_member(alpha, E, "alpha", dtype, device)
-    frozen = torch.as_tensor(last_layer_only, dtype=torch.bool, device=device)
+    frozen = torch.as_tensor(last_layer_only, device=device)
+    if frozen.dtype != torch.bool:
+        raise ValueError(f"last_layer_only must be a bool or ({E},) bools, got {last_layer_only!r}")
     if frozen.ndim == 0:
         frozen = frozen.expand(E)
     if frozen.shape != (E,):
         raise ValueError(f"last_layer_only must be a bool or have shape ({E},)")
     weight_decay = check_nonneg_float("weight_decay", weight_decay)
     if batch_size is not None:
-        if not (isinstance(batch_size, int) and 1 <= batch_size <= n):
+        if not (_is_int(batch_size) and 1 <= batch_size <= n):
             raise ValueError(f"batch_size must be an int in [1, {n}] or None, got {batch_size!r}")
+        batch_size = int(batch_size)
         check_generator(generator)
+        if generator.device.type != device.type:
+            raise ValueError(f"generator lives on {generator.device.type!r} but the ensemble on "
+                             f"{device.type!r}")
     if record_every is None:
         record_every = max(1, steps // 50)
     record_every = check_count("record_every", record_every, minimum=1)
     if not isinstance(throw, bool):
         raise TypeError(f"throw must be a bool, got {throw!r}")
-    if num_threads is not None and not (isinstance(num_threads, int) and num_threads >= 1):
-        raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+    if num_threads is not None:
+        if not (_is_int(num_threads) and num_threads >= 1):
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        num_threads = int(num_threads)
     previous = torch.get_num_threads()
     if num_threads is not None:
         torch.set_num_threads(num_threads)

@@ -34,7 +34,15 @@ from dataclasses import dataclass
 
 import torch
 
-from ..checks import check_count, check_int
+from ..checks import (
+    check_count,
+    check_device,
+    check_float_dtype,
+    check_generator,
+    check_int,
+    check_pos_float,
+    check_theta,
+)
 from ._activations import ACTIVATIONS, activation_pair
 
 __all__ = ["NetworkSpec", "NetworkPosterior", "REGIMES"]
@@ -60,7 +68,8 @@ class NetworkSpec:
 
     def __post_init__(self):
         for name in ("N0", "N", "L", "m"):
-            check_int(name, getattr(self, name), minimum=1)
+            # numpy integers are accepted and stored as Python ints
+            object.__setattr__(self, name, check_int(name, getattr(self, name), minimum=1))
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.regime not in REGIMES:
@@ -87,6 +96,8 @@ def _as_tensor(name, x, device, dtype, ndim):
             x = torch.as_tensor(x)
         except (TypeError, ValueError, RuntimeError):
             raise TypeError(f"{name} must be an array or tensor, got {type(x).__name__}") from None
+    if x.is_complex() or not (x.dtype.is_floating_point or x.dtype in (torch.int32, torch.int64)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
     if x.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {tuple(x.shape)}")
     if not torch.all(torch.isfinite(x)):
@@ -114,12 +125,14 @@ class NetworkPosterior:
                  device="cpu", dtype=torch.float64, project_inputs: bool = False):
         if not isinstance(spec, NetworkSpec):
             raise TypeError(f"spec must be a NetworkSpec, got {type(spec).__name__}")
-        for name, v in (("T", T), ("sigma_a2", sigma_a2), ("sigma_w2", sigma_w2)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        T = check_pos_float("T", T, noun="number")
+        sigma_a2 = check_pos_float("sigma_a2", sigma_a2, noun="number")
+        sigma_w2 = check_pos_float("sigma_w2", sigma_w2, noun="number")
+        if not isinstance(project_inputs, bool):
+            raise TypeError(f"project_inputs must be a bool, got {project_inputs!r}")
         self.spec = spec
-        self.device = torch.device(device)
-        self.dtype = dtype
+        self.device = check_device(device)
+        self.dtype = dtype = check_float_dtype(dtype)
         self.X = _as_tensor("X", X, self.device, dtype, 2)
         self.Y = _as_tensor("Y", Y, self.device, dtype, 2)
         if self.X.shape[0] != spec.N0:
@@ -127,13 +140,14 @@ class NetworkPosterior:
                 f"X must have N0 = {spec.N0} rows (inputs as columns), got shape {tuple(self.X.shape)}"
             )
         P = self.X.shape[1]
+        if P < 1:
+            raise ValueError("X must hold at least one training input (column), got shape "
+                             f"{tuple(self.X.shape)}")
         if self.Y.shape != (P, spec.m):
             raise ValueError(f"Y must have shape (P, m) = {(P, spec.m)}, got {tuple(self.Y.shape)}")
         self.P = P
         self.projected = False
         self._Xdiag = None
-        if not isinstance(project_inputs, bool):
-            raise TypeError(f"project_inputs must be a bool, got {project_inputs!r}")
         if project_inputs and P < spec.N0:
             Qx, Rx = torch.linalg.qr(self.X)
             d = torch.diagonal(Rx).abs()
@@ -190,8 +204,13 @@ class NetworkPosterior:
         inputs are projected, else None."""
         return self._Xin if self.projected else None
 
+    def _theta(self, theta):
+        """``theta`` checked to be an (E, D) tensor of the posterior's dtype and device."""
+        return check_theta(theta, self.D, dtype=self.dtype, device=self.device)
+
     def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
         """Views ``{"W1": (E,N,N0), ..., "A": (E,N,m)}`` into the flat (E, D) tensor."""
+        check_theta(theta, self.D)
         E = theta.shape[0]
         return {k: theta[:, s:s + a * b].view(E, a, b) for k, (s, a, b) in self._offsets.items()}
 
@@ -201,8 +220,16 @@ class NetworkPosterior:
     def sample_prior(self, n_chains: int, *, generator: torch.Generator) -> torch.Tensor:
         """Draw (n_chains, D) parameters from the Gaussian prior."""
         check_count("n_chains", n_chains, minimum=1)
+        self._check_generator(generator)
         z = torch.randn(n_chains, self.D, generator=generator, device=self.device, dtype=self.dtype)
         return z * self.precision.rsqrt()
+
+    def _check_generator(self, generator):
+        check_generator(generator)
+        if generator.device.type != self.device.type:
+            raise ValueError(f"generator lives on {generator.device.type!r} but the posterior on "
+                             f"{self.device.type!r}; create it with torch.Generator(device="
+                             f"{self.device.type!r})")
 
     # -- forward / backward --------------------------------------------------------------------
     def _first_layer(self, W1, X, generator):
@@ -238,7 +265,9 @@ class NetworkPosterior:
 
         With ``project_inputs=True``, inputs with components outside span(X) need ``generator``
         (see the module doc)."""
-        p = self.unflatten(theta)
+        p = self.unflatten(self._theta(theta))
+        if generator is not None:
+            self._check_generator(generator)
         if X is not None:
             X = _as_tensor("X", X, self.device, self.dtype, 2)
             if X.shape[0] != self.spec.N0:
@@ -251,7 +280,7 @@ class NetworkPosterior:
     def outputs(self, theta: torch.Tensor, X: torch.Tensor | None = None, *,
                 generator: torch.Generator | None = None) -> torch.Tensor:
         """Network outputs ``f`` (E, Q, m) on inputs X (default: training inputs)."""
-        p = self.unflatten(theta)
+        p = self.unflatten(self._theta(theta))
         h = self._phi(self.preactivations(theta, X, generator=generator)[-1])
         return torch.matmul(h.transpose(1, 2), p["A"]) * self.spec.readout_scale
 
@@ -262,8 +291,8 @@ class NetworkPosterior:
         weight N/T_s at step s of simulated annealing; the prior term is unchanged and the
         posterior object is not modified."""
         spec = self.spec
-        beta = self.beta if beta is None else beta
-        p = self.unflatten(theta)
+        beta = self.beta if beta is None else check_pos_float("beta", beta)
+        p = self.unflatten(self._theta(theta))
         s = spec.readout_scale
         zs = self.preactivations(theta)
         hs = [self._phi(z) for z in zs]
@@ -297,6 +326,6 @@ class NetworkPosterior:
 
     def energy(self, theta: torch.Tensor) -> torch.Tensor:
         """Phi(theta) per chain, (E,)."""
-        F = self.outputs(theta).transpose(1, 2)
+        F = self.outputs(self._theta(theta)).transpose(1, 2)
         data = 0.5 * self.beta * (F - self.Yt).square().sum(dim=(1, 2))
         return data + 0.5 * (theta.square() * self.precision).sum(dim=1)

@@ -59,6 +59,9 @@ def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
     folder, which is flushed, synced and renamed over ``path``, so a reader never sees a half-written
     file and an interrupted write leaves the old file (or none) in place. The file gets ``mode``
     (default 0644, readable by others) limited by the process umask."""
+    if not callable(write):
+        raise TypeError(f"write must be callable (a function of the open binary file), got "
+                        f"{type(write).__name__}")
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
@@ -142,6 +145,16 @@ def run_chain(
     check_generator(generator)
     if not isinstance(throw, bool):
         raise TypeError(f"throw must be a bool, got {throw!r}")
+    theta0 = getattr(state, "theta", None)
+    if (not is_dataclass(state) or not torch.is_tensor(theta0) or theta0.ndim != 2
+            or not hasattr(state, "step")):
+        raise TypeError("state must be a sampler state (a dataclass with a theta tensor (E, D) and a step "
+                        f"count, e.g. langevin_init(theta)), got {type(state).__name__}")
+    if not callable(step_fn):
+        raise TypeError(f"step_fn must be callable (state, generator) -> (state, info), got "
+                        f"{type(step_fn).__name__}")
+    if observe is not None and not callable(observe):
+        raise TypeError(f"observe must be callable state -> dict or None, got {type(observe).__name__}")
     n_chains = state.theta.shape[0]
     diverged = torch.zeros(n_chains, dtype=torch.bool)
     cfg_json = json.dumps(config if config is not None else {}, sort_keys=True, default=str)
@@ -193,8 +206,12 @@ def run_chain(
     info = {}
     try:
         while state.step < n_steps:
+            before = int(state.step)
             state, info = step_fn(state, generator)
             k = int(state.step)
+            if k != before + 1:
+                raise ValueError(f"step_fn must advance state.step by one (from {before} it returned "
+                                 f"{k}); build the new state with langevin_step or step=state.step + 1")
             if k % divergence_check_every == 0 or k == n_steps:
                 loss = info.get("loss") if isinstance(info, dict) else None
                 bad = nonfinite_members(n_chains, state.theta, loss).cpu()

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import torch
 
-from ..checks import check_pos_float
+from ..checks import check_float_dtype, check_generator, check_pos_float
 
 __all__ = ["Potential", "LangevinState", "langevin_init", "langevin_step", "paper_step_size"]
 
@@ -44,10 +44,18 @@ class LangevinState:
 
 
 def langevin_init(theta: torch.Tensor) -> LangevinState:
-    """Initial state from positions (E, D) (e.g. a prior draw)."""
+    """Initial state from positions (E, D) (e.g. a prior draw): a finite floating-point tensor
+    with E >= 1 chains and D >= 1 parameters."""
     if not torch.is_tensor(theta) or theta.ndim != 2:
         shape = tuple(theta.shape) if torch.is_tensor(theta) else type(theta).__name__
         raise ValueError(f"theta must be a 2-D tensor (chains, parameters), got {shape}")
+    if theta.shape[0] < 1 or theta.shape[1] < 1:
+        raise ValueError(f"theta must have at least one chain and one parameter, got shape "
+                         f"{tuple(theta.shape)}")
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"theta must be a floating-point tensor (float32 or float64), got {theta.dtype}")
+    if not bool(torch.isfinite(theta).all()):
+        raise ValueError("theta must be finite (the initial positions contain NaN or inf)")
     return LangevinState(theta=theta, step=0)
 
 
@@ -65,7 +73,14 @@ def langevin_step(state: LangevinState, potential: Potential, *, step_size: floa
     torch's float64 normal sampler on the CPU is ~5x slower than its float32 one, and a relative
     precision of 2^-24 per noise draw is far below any statistical error of a sampling run. The
     drift is always computed in theta's dtype.
+
+    ``step_size`` must be a finite number > 0 and ``generator`` a ``torch.Generator`` (the
+    noise never comes from torch's global stream).
     """
+    step_size = check_pos_float("step_size", step_size)
+    check_generator(generator)
+    if noise_dtype is not None:
+        noise_dtype = check_float_dtype(noise_dtype, name="noise_dtype")
     if beta is None:
         g, info = potential.grad(state.theta)
     else:
@@ -79,7 +94,10 @@ def langevin_step(state: LangevinState, potential: Potential, *, step_size: floa
 
 def paper_step_size(dt: float, T: float) -> float:
     """ULA step size ``eps = T * dt`` for paper-time step ``dt`` at rescaled temperature ``T``."""
-    for name, v in (("dt", dt), ("T", T)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    return float(T) * float(dt)
+    dt = check_pos_float("dt", dt, noun="number")
+    T = check_pos_float("T", T, noun="number")
+    eps = T * dt
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"the step size T * dt = {T!r} * {dt!r} must be finite and > 0 (it overflows "
+                         "or underflows)")
+    return eps

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ..checks import check_int
+from ..checks import check_float_dtype, check_generator_device, check_int
 
 __all__ = ["hermite_target_data"]
 
@@ -32,8 +32,8 @@ def hermite_target_data(P: int, d: int, *, generator: torch.Generator, degree: i
     d = check_int("d", d, minimum=2)
     if degree not in _HERMITE:
         raise ValueError(f"degree must be 1, 3 or 5, got {degree!r}")
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    device = check_generator_device(generator, device)
+    dtype = check_float_dtype(dtype)
     shape = (P, d) if n_sets is None else (check_int("n_sets", n_sets, minimum=1), P, d)
     X = torch.randn(shape, generator=generator, device=device, dtype=dtype)
     return X, _HERMITE[degree](X[..., 0])

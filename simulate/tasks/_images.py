@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import gzip
+import numbers
 import os
 import pathlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_count
+from ..checks import check_count, check_real
 
 __all__ = [
     "DatasetUnavailableError",
@@ -201,6 +202,9 @@ def load_image_classification(
     """
     if name not in _NAMES:
         raise ValueError(f"name must be one of {_NAMES}, got {name!r}")
+    classes = tuple(classes)
+    if not all(isinstance(c, numbers.Integral) and not isinstance(c, bool) for c in classes):
+        raise ValueError(f"classes must be >= 2 distinct ids in 0..9, got {classes!r}")
     classes = tuple(int(c) for c in classes)
     if len(classes) < 2 or len(set(classes)) != len(classes) or min(classes) < 0 or max(classes) > 9:
         raise ValueError(f"classes must be >= 2 distinct ids in 0..9, got {classes!r}")
@@ -208,6 +212,8 @@ def load_image_classification(
     n_test = check_count("n_test", n_test, minimum=0)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise TypeError(f"seed must be an int, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed}")
     downsample = check_count("downsample", downsample, minimum=1)
     rng = np.random.default_rng(seed)
     k = len(classes)
@@ -278,6 +284,8 @@ def one_hot_targets(labels, n_classes: int, *, y_plus: float = 1.0, y_minus: flo
     n_classes = check_count("n_classes", n_classes, minimum=1)
     if lab.size and (lab.dtype.kind not in "iu" or lab.min() < 0 or lab.max() >= n_classes):
         raise ValueError(f"labels must be integers in [0, {n_classes}), got {lab!r}")
+    y_plus = check_real("y_plus", y_plus)
+    y_minus = check_real("y_minus", y_minus)
     Y = np.full((lab.size, int(n_classes)), float(y_minus))
     Y[np.arange(lab.size), lab] = float(y_plus)
     return Y

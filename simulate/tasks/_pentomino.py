@@ -151,6 +151,9 @@ def pentomino_batch(shape_ids, batch_size: int, *, n_patches: int = 2, n_shapes=
     if ids.ndim != 2 or ids.dtype.is_floating_point or torch.any(ids < 0) or torch.any(ids > 17):
         raise ValueError("shape_ids must be an integer tensor (E, K) with entries in 0..17")
     E, K = ids.shape
+    if E < 1 or K < 2:
+        raise ValueError(f"shape_ids must hold >= 1 member with >= 2 shapes each, got shape "
+                         f"{tuple(ids.shape)}")
     B = check_int("batch_size", batch_size, minimum=2)
     n_patches = check_int("n_patches", n_patches, minimum=2)
     blur_sigma = check_nonneg_float("blur_sigma", blur_sigma)

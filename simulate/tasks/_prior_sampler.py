@@ -56,12 +56,12 @@ def _check_d(d) -> int:
     return int(d)
 
 
-def _check_tau(tau) -> float:
+def _check_tau(tau, name: str = "tau") -> float:
     if isinstance(tau, bool) or not isinstance(tau, numbers.Real):
-        raise ValueError(f"tau must be a finite number >= 0, got {tau!r}")
+        raise ValueError(f"{name} must be a finite number >= 0, got {tau!r}")
     tau = float(tau)
     if not (math.isfinite(tau) and tau >= 0):
-        raise ValueError(f"tau must be a finite number >= 0, got {tau!r}")
+        raise ValueError(f"{name} must be a finite number >= 0, got {tau!r}")
     return tau
 
 
@@ -90,9 +90,32 @@ def _as_rng(seed) -> np.random.Generator:
     return np.random.default_rng(int(seed))
 
 
+def _finite_array(name: str, x) -> np.ndarray:
+    """``x`` as a float array with only finite entries (ValueError naming ``name`` otherwise)."""
+    try:
+        if np.iscomplexobj(x):
+            raise TypeError
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got "
+                        f"{type(x).__name__}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (it contains NaN or inf)")
+    return arr
+
+
+def _broadcast(arrays: dict):
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {v.shape}" for k, v in arrays.items())
+        raise ValueError(f"{' and '.join(arrays)} must broadcast against each other, got {shapes}") from None
+
+
 def _neuron_g(w_par, r):
-    w_par = np.asarray(w_par, dtype=float)
-    r = np.asarray(r, dtype=float)
+    w_par = _finite_array("w_par", w_par)
+    r = _finite_array("r", r)
+    _broadcast({"w_par": w_par, "r": r})
     if np.any(r < 0):
         raise ValueError("w_norm2 must be >= w_par**2: r = |w_perp|^2 must be >= 0, got a "
                          f"negative value (min {float(np.min(r))})")
@@ -135,8 +158,11 @@ def prior_log_density(w_abs, u, d: int):
     chi-square with ``d - 1`` degrees of freedom (density of its logarithm)."""
     d = _check_d(d)
     k = d - 1
-    w_abs = np.asarray(w_abs, dtype=float)
-    u = np.asarray(u, dtype=float)
+    w_abs = _finite_array("w_abs", w_abs)
+    u = _finite_array("u", u)
+    if np.any(w_abs < 0):
+        raise ValueError("w_abs must be >= 0 (it is |w_par|)")
+    _broadcast({"w_abs": w_abs, "u": u})
     lw = math.log(2.0) + 0.5 * math.log(d / (2.0 * math.pi)) - 0.5 * d * w_abs * w_abs
     lu = 0.5 * k * u - 0.5 * np.exp(u) - 0.5 * k * math.log(2.0) - special.gammaln(0.5 * k)
     return lw + lu
@@ -226,6 +252,7 @@ def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n
     chi = _check_pos("chi", chi)
     n_net = check_int("n_net", n_net, minimum=2)
     chunk = check_int("chunk", chunk, minimum=1)
+    _check_tau(tau_prop, "tau_prop")
     rng = _as_rng(seed)
     prop = TiltedProposal(tau_prop, d, eps=eps)
     ws, rs, lws = [], [], []
@@ -251,11 +278,11 @@ def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n
                 r=np.concatenate(rs), weight=weight)
 
 
-def _weights(x, weight):
-    x = np.asarray(x, dtype=float)
-    weight = np.asarray(weight, dtype=float)
+def _weights(x, weight, name="x"):
+    x = _finite_array(name, x)
+    weight = _finite_array("weight", weight)
     if x.shape != weight.shape or x.ndim != 1 or x.size == 0:
-        raise ValueError(f"x and weight must be non-empty 1-D arrays of equal length, got "
+        raise ValueError(f"{name} and weight must be non-empty 1-D arrays of equal length, got "
                          f"{x.shape} and {weight.shape}")
     if np.any(weight < 0) or not math.isclose(float(weight.sum()), 1.0, rel_tol=1e-9):
         raise ValueError("weight must be non-negative and sum to 1 (self-normalised IS weights)")
@@ -275,8 +302,8 @@ def weighted_ratio_se(num, den, weight):
     """Self-normalised IS estimate of the ratio ``E[num]/E[den]`` under the conditioned law and
     its delta-method standard error ``sqrt(sum w^2 (num - R den)^2) / sum w den`` (e.g. the mean
     ``|w_perp|^2`` per outlier: ``num`` the sum over outliers of a network, ``den`` its count)."""
-    num, weight = _weights(num, weight)
-    den, _ = _weights(den, weight)
+    num, weight = _weights(num, weight, "num")
+    den, _ = _weights(den, weight, "den")
     s_den = float(np.sum(weight * den))
     if not s_den > 0:
         raise ValueError("the weighted mean of den must be > 0")
@@ -314,9 +341,9 @@ def direct_mc_log_z1(taus, d: int, *, n: int, seed, chunk: int = 500_000):
     from full prior weight vectors ``w ~ N(0, I/d)`` (one sample set for all ``taus``).  Returns
     arrays ``(log Z_1, se)`` (delta method)."""
     d = _check_d(d)
-    taus = np.atleast_1d(np.asarray(taus, dtype=float))
-    for tau in taus:
-        _check_tau(float(tau))
+    taus = np.atleast_1d(_finite_array("taus", taus))
+    if taus.ndim != 1 or taus.size == 0 or np.any(taus < 0):
+        raise ValueError(f"taus must be a non-empty 1-D array of finite numbers >= 0, got {taus!r}")
     n = check_int("n", n, minimum=2)
     chunk = check_int("chunk", chunk, minimum=1)
     rng = _as_rng(seed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_generator, check_int
+from ..checks import check_generator, check_generator_device, check_int
 from ._pairs import member_counts, pair_indices, place_pair
 
 __all__ = ["psvrt_batch", "psvrt_patterns", "psvrt_test_batch"]
@@ -35,8 +35,8 @@ def psvrt_patterns(n: int, patch_size: int = 5, *, generator, exclude=None, devi
         raise ValueError(f"patch_size must be <= 7 (patterns are coded as 62-bit ints), got {ps}")
     if n > 2 ** (ps * ps) // 2:
         raise ValueError(f"n must be <= half of the 2^{ps * ps} possible patterns, got {n}")
-    g = check_generator(generator)
-    device = g.device if device is None else torch.device(device)
+    g = generator
+    device = check_generator_device(g, device)
     excl = torch.empty(0, dtype=torch.long, device=device) if exclude is None else _codes(
         torch.as_tensor(exclude, device=device).reshape(-1, ps, ps))
     out = torch.empty(0, ps, ps, device=device)
@@ -68,6 +68,9 @@ def psvrt_batch(patterns, batch_size: int, *, n_patches: int = 5, n_patterns=Non
     if not isinstance(patterns, torch.Tensor) or patterns.ndim != 4:
         raise ValueError("patterns must be a tensor of shape (E, N, ps, ps)")
     E, N, ps, _ = patterns.shape
+    if E < 1 or N < 2 or ps < 1 or patterns.shape[3] != ps:
+        raise ValueError(f"patterns must hold >= 1 member with >= 2 square patterns, got shape "
+                         f"{tuple(patterns.shape)}")
     B = check_int("batch_size", batch_size, minimum=2)
     n_patches = check_int("n_patches", n_patches, minimum=2)
     g = check_generator(generator)
@@ -104,8 +107,8 @@ def psvrt_test_batch(n_tasks: int, n: int, *, patch_size: int = 5, n_patches: in
     if ps * ps > 62:
         raise ValueError(f"patch_size must be <= 7 (patterns are coded as 62-bit ints), got {ps}")
     n_patches = check_int("n_patches", n_patches, minimum=2)
-    g = check_generator(generator)
-    device = g.device if device is None else torch.device(device)
+    g = generator
+    device = check_generator_device(g, device)
     excl = torch.empty(0, dtype=torch.long, device=device) if exclude is None else torch.unique(
         _codes(torch.as_tensor(exclude, device=device).reshape(-1, ps, ps)))
     if excl.numel() >= 2 ** (ps * ps) - 1:

@@ -20,7 +20,13 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_generator, check_int, check_nonneg_float
+from ..checks import (
+    check_float_dtype,
+    check_generator,
+    check_generator_device,
+    check_int,
+    check_nonneg_float,
+)
 from ._pairs import member_counts, pair_indices
 
 __all__ = ["sd_symbols", "sd_test_batch", "sd_train_batch"]
@@ -31,8 +37,9 @@ def sd_symbols(n_tasks: int, L: int, d: int, *, generator, device=None, dtype=to
     E = check_int("n_tasks", n_tasks, minimum=1)
     L = check_int("L", L, minimum=2)
     d = check_int("d", d, minimum=1)
-    g = check_generator(generator)
-    device = g.device if device is None else torch.device(device)
+    g = generator
+    device = check_generator_device(g, device)
+    dtype = check_float_dtype(dtype)
     return torch.randn(E, L, d, generator=g, device=device, dtype=dtype) / d**0.5
 
 
@@ -47,6 +54,11 @@ def sd_train_batch(symbols, batch_size: int, *, n_symbols=None, sigma2: float = 
     if not isinstance(symbols, torch.Tensor) or symbols.ndim != 3:
         raise ValueError("symbols must be a tensor of shape (E, L, d)")
     E, Lmax, d = symbols.shape
+    if E < 1 or Lmax < 2 or d < 1:
+        raise ValueError(f"symbols must hold >= 1 member with >= 2 symbols of dimension >= 1, got shape "
+                         f"{tuple(symbols.shape)}")
+    if not symbols.dtype.is_floating_point or not bool(torch.isfinite(symbols).all()):
+        raise ValueError("symbols must be a finite floating-point tensor")
     B = check_int("batch_size", batch_size, minimum=2)
     sigma2 = check_nonneg_float("sigma2", sigma2)
     g = check_generator(generator)
@@ -71,8 +83,9 @@ def sd_test_batch(n_tasks: int, n: int, d: int, *, sigma2: float = 0.0, generato
     n = check_int("n", n, minimum=2)
     d = check_int("d", d, minimum=1)
     sigma2 = check_nonneg_float("sigma2", sigma2)
-    g = check_generator(generator)
-    device = g.device if device is None else torch.device(device)
+    g = generator
+    device = check_generator_device(g, device)
+    dtype = check_float_dtype(dtype)
     s1 = torch.randn(E, n, d, generator=g, device=device, dtype=dtype) / d**0.5
     s2 = torch.randn(E, n, d, generator=g, device=device, dtype=dtype) / d**0.5
     ns = n // 2

@@ -80,7 +80,12 @@ def orthogonal_toy_task(
     seed = check_seed(seed)
     if N0 < P:
         raise ValueError(f"N0 must be >= P for orthogonal inputs, got N0={N0} < P={P}")
-    r = np.asarray(ratios, dtype=float)
+    try:
+        if np.iscomplexobj(ratios):
+            raise TypeError
+        r = np.asarray(ratios, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"ratios must be a sequence of positive class fractions, got {ratios!r}") from None
     if r.ndim != 1 or r.size < 1 or np.any(r <= 0) or not np.isclose(r.sum(), 1.0):
         raise ValueError(f"ratios must be positive class fractions summing to 1, got {ratios!r}")
     y_plus = check_real("y_plus", y_plus)

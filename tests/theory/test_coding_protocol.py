@@ -53,7 +53,7 @@ def solutions(problem):
         "linear": solve_linear_network(K0, Y),
         "gp": solve_nngp(K0, Y, activation="relu"),
         "sigmoid": solve_sigmoid_general(K0, Y),
-        "relu": solve_relu_outliers(K0, Y, n_restarts=1, maxiter=4),
+        "relu": solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9),
     }
 
 
@@ -140,10 +140,10 @@ def test_missing_diagonal_is_named(problem, solutions):
 def test_relu_outliers_sigma_a2_and_deprecated_P(problem):
     K0, Y = problem["K0"], problem["Y"]
     P = K0.shape[0]
-    new = solve_relu_outliers(K0, Y, sigma_a2=1.0 / P, n_restarts=1, maxiter=4)
+    new = solve_relu_outliers(K0, Y, sigma_a2=1.0 / P, n_restarts=1, maxiter=9)
     with pytest.warns(DeprecationWarning, match="P= is deprecated"):
-        old = solve_relu_outliers(K0, Y, P=float(P), n_restarts=1, maxiter=4)
-    default = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=4)
+        old = solve_relu_outliers(K0, Y, P=float(P), n_restarts=1, maxiter=9)
+    default = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9)
     for s in (old, default):
         np.testing.assert_allclose(s.abar, new.abar, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(s.zbar, new.zbar, rtol=1e-12, atol=1e-14)
@@ -153,10 +153,10 @@ def test_relu_outliers_sigma_a2_and_deprecated_P(problem):
     with pytest.raises(ValueError, match="sigma_a2 must be > 0"):
         solve_relu_outliers(K0, Y, sigma_a2=0.0)
     # seed as int or Generator; tol as the deprecated spelling of atol
-    g = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=4, seed=np.random.default_rng(0))
+    g = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, seed=np.random.default_rng(0))
     np.testing.assert_allclose(g.abar, new.abar, rtol=1e-12, atol=1e-14)
     with pytest.warns(DeprecationWarning, match="tol= is deprecated"):
-        t = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=4, tol=1e-10)
+        t = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, tol=1e-10)
     np.testing.assert_allclose(t.abar, new.abar, rtol=1e-12, atol=1e-14)
 
 

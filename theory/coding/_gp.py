@@ -30,6 +30,7 @@ from .._results import Status
 from ..checks import (
     as_float_array,
     as_float_matrix,
+    as_psd_matrix,
     check_int,
     check_nonneg_float,
     check_pos_float,
@@ -98,6 +99,7 @@ class GPPosterior:
                              "nngp_posterior or solve_nngp to evaluate it on new test inputs")
         k0 = _check_k0("k0", k0, self.K0.shape[0])
         kd = _check_test_diag("k_test_diag", k_test_diag, k0.shape[1], required_by="the NNGP")
+        _check_cross_kernel("k0", k0, ("diag(K0)", np.diag(self.K0)), ("k_test_diag", kd))
         return _gp_mean_variance(self.K0, self.K_train, self.Y, k0, kd, self.activation,
                                  self.depth, self.sigma_a2, self.sigma_w2)[:2]
 
@@ -126,6 +128,7 @@ class GPPosterior:
         K0_ab = as_float_matrix("K0_ab", K0_ab)
         da = _check_test_diag("k_test_diag_a", k_test_diag_a, K0_ab.shape[0], required_by="the NNGP")
         db = _check_test_diag("k_test_diag_b", k_test_diag_b, K0_ab.shape[1], required_by="the NNGP")
+        _check_cross_kernel("K0_ab", K0_ab, ("k_test_diag_a", da), ("k_test_diag_b", db))
         return _propagate(da, K0_ab, db, self.activation, self.depth, self.sigma_w2)[0]
 
     def _resolve(self, method, k0, k_test_diag, Y_test):
@@ -189,10 +192,8 @@ def nngp_posterior(
     sigma_w2 : float  hidden-layer prior variance.
     noise : float     observation-noise variance added to K_GP's diagonal (0 = interpolation).
     """
-    K0 = as_float_matrix("K0", K0)
+    K0 = as_psd_matrix("K0", K0)
     P = K0.shape[0]
-    if K0.shape != (P, P):
-        raise ValueError(f"K0 must be square (P x P), got shape {K0.shape}")
     k0_cross = as_float_matrix("k0_cross", k0_cross, allow_1d=True)
     if k0_cross.shape[0] != P:
         raise ValueError(f"k0_cross must have P = {P} rows, got shape {k0_cross.shape}")
@@ -200,13 +201,14 @@ def nngp_posterior(
     k0_test_diag = as_float_array("k0_test_diag", k0_test_diag, ndim=1)
     if k0_test_diag.shape != (Q,):
         raise ValueError(f"k0_test_diag must have shape ({Q},), got {k0_test_diag.shape}")
+    _check_cross_kernel("k0_cross", k0_cross, ("diag(K0)", np.diag(K0)),
+                        ("k0_test_diag", k0_test_diag))
     Y = _check_targets(Y, P)
     depth = check_int("depth", depth, minimum=1)
     sigma_a2 = check_pos_float("sigma_a2", sigma_a2)
     sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
     noise = check_nonneg_float("noise", noise)
-    if not isinstance(activation, str):
-        raise TypeError(f"activation must be a str, got {type(activation).__name__}")
+    _check_activation_name(activation)
 
     Kgp = sigma_a2 * _propagate(np.diag(K0).copy(), K0, np.diag(K0).copy(), activation, depth,
                                 sigma_w2)[0] + noise * np.eye(P)
@@ -214,6 +216,33 @@ def nngp_posterior(
                                             sigma_a2, sigma_w2)
     return GPPosterior(mean, var, Kgp, kgp, dgp, sigma_a2, sigma_w2, depth, activation, noise,
                        K0=K0, Y=Y)
+
+
+def _check_activation_name(activation):
+    if not isinstance(activation, str):
+        raise TypeError(f"activation must be a str, got {type(activation).__name__}")
+    from ..kernels._gauss import _check_activation
+
+    _check_activation(activation, allow_callable=False)
+
+
+def _check_cross_kernel(name, cross, diag_a, diag_b, *, rtol=1e-10):
+    """A cross kernel (Qa, Qb) between inputs with self-kernels ``diag_a`` (Qa,) and ``diag_b``
+    (Qb,): the diagonals are >= 0 and ``|cross_ij| <= sqrt(a_i b_j)`` (Cauchy-Schwarz), so that
+    every 2 x 2 block is a covariance. ``diag_a``/``diag_b`` are (name, values) pairs."""
+    for dname, d in (diag_a, diag_b):
+        if np.any(d < 0):
+            i = int(np.argmin(d))
+            raise ValueError(f"{dname} must be >= 0 (squared input norms / N0), got {d[i]:.6g} at "
+                             f"index {i}")
+    bound = np.sqrt(np.outer(diag_a[1], diag_b[1]))
+    excess = np.abs(cross) - bound * (1 + rtol) - 1e-300
+    if np.any(excess > 0):
+        i, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
+        raise ValueError(
+            f"{name} is inconsistent with {diag_a[0]} and {diag_b[0]}: |{name}[{i}, {j}]| = "
+            f"{abs(cross[i, j]):.6g} exceeds sqrt({diag_a[0]}[{i}] * {diag_b[0]}[{j}]) = "
+            f"{bound[i, j]:.6g} (an input kernel satisfies Cauchy-Schwarz)")
 
 
 def _gp_mean_variance(K0, Kgp, Y, k0_cross, k0_test_diag, activation, depth, sigma_a2, sigma_w2):

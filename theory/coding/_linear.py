@@ -114,6 +114,7 @@ def solve_U(G, *, sigma_a2: float, L: int = 1, exact: bool = True, rank_rtol: fl
         raise ValueError(f"G must be square (m x m), got shape {G.shape}")
     sigma_a2 = check_pos_float("sigma_a2", sigma_a2)
     L = check_int("L", L, minimum=1)
+    rank_rtol = check_nonneg_float("rank_rtol", rank_rtol)
     G = 0.5 * (G + G.T)
     g, V = np.linalg.eigh(G)
     scale = max(float(np.max(np.abs(g))), 0.0)
@@ -283,8 +284,12 @@ def solve_linear_network(
     T > 0 (L = 1 only) [OURS, from the saddle point (S1) of the notes §2.3 with the T term kept]:
     integrating z ~ N(0, K0) and a ~ N(0, sigma_a2 I) against exp(a^T t^T z) gives
     ``U = (I/sigma_a2 - t^T K0 t)^{-1}`` and the output constraint ``K0 t U = Y - T t``.
-    We solve these two equations jointly (Newton-Krylov on t, from the T = 0 solution). The
-    mean training output is then ``Y - T t`` and the kernel ``K_1 = K0 + K0 t U t^T K0``.
+    We eliminate t (for given U the output constraint is a Sylvester equation, solved in the
+    eigenbases of K0 and U) and solve the m x m equation ``U (I/sigma_a2 - t(U)^T K0 t(U)) = I``
+    with MINPACK's hybrid Powell method (``scipy.optimize.root(method="hybr")``, finite-difference
+    Jacobian) from the T = 0 solution. Convergence is judged by the saddle-point residual
+    (< 1e-8). The mean training output is then ``Y - T t`` and the kernel
+    ``K_1 = K0 + K0 t U t^T K0``.
 
     Parameters
     ----------
@@ -296,7 +301,19 @@ def solve_linear_network(
     sigma_a2 : float       readout prior variance; default ``P^(-1/L)`` (paper's scaling).
     T : float >= 0         rescaled temperature (only L = 1 supports T > 0).
     exact : bool           finite-sigma_a U equation (True) or leading order (False); T = 0 only.
-    rtol, maxiter, throw   convergence controls for T > 0; ``throw=True`` raises SolverError.
+    rtol : float > 0       relative step tolerance of hybr (``xtol``), T > 0 only.
+    maxiter : int >= 1     iteration budget for T > 0. One iteration is ``m^2 + 1`` evaluations
+                           of the m x m residual (the cost of one finite-difference Jacobian and
+                           a step), so hybr gets ``maxfev = maxiter (m^2 + 1)``; ``nit`` reports
+                           the evaluations used in these units (rounded up; hybr completes
+                           a Jacobian it has started, so it may exceed maxiter by one).
+                           Running out gives ``Status.MAX_ITERATIONS``; any other failure
+                           ``NUMERICAL_FAILURE``.
+    throw : bool           raise :class:`SolverError` when not converged.
+
+    Raises TypeError for complex or non-numeric K0/Y and non-integer L/maxiter; ValueError for
+    non-finite, non-symmetric or non-positive-definite K0, wrong shapes, and out-of-range
+    options.
     """
     K0, _ = _check_gram(K0, cholesky=False)
     P = K0.shape[0]
@@ -308,6 +325,8 @@ def solve_linear_network(
         raise ValueError(f"T > 0 is implemented for L = 1 only, got L = {L} with T = {T}")
     if T > 0 and not exact:
         raise ValueError("exact=False (leading order) is a T = 0 approximation; use T = 0")
+    rtol = check_pos_float("rtol", rtol)
+    maxiter = check_int("maxiter", maxiter, minimum=1)
     _check_gram(K0)  # positive definite (after the cheap checks, as before)
     K0inv_Y = np.linalg.solve(K0, Y)
     G = Y.T @ K0inv_Y
@@ -356,7 +375,8 @@ def _solve_finite_T(K0, Y, t0, sigma_a2, T, rtol, maxiter, throw):
     # initial guess: T = 0 solution U0 = (I/s - t0^T K0 t0)^-1 (restricted where degenerate)
     M0 = np.eye(m) / sigma_a2 - t0.T @ K0 @ t0
     U0 = np.linalg.inv(M0)
-    sol = optimize.root(F, U0.ravel(), method="hybr", options={"xtol": rtol, "maxfev": maxiter * (m * m + 1)})
+    per_iter = m * m + 1  # one finite-difference Jacobian and one step
+    sol = optimize.root(F, U0.ravel(), method="hybr", options={"xtol": rtol, "maxfev": maxiter * per_iter})
     U = 0.5 * (sol.x.reshape(m, m) + sol.x.reshape(m, m).T)
     t = t_of_U(U)
     u, V = np.linalg.eigh(U)
@@ -369,15 +389,22 @@ def _solve_finite_T(K0, Y, t0, sigma_a2, T, rtol, maxiter, throw):
     res = linear_saddle_residuals(K0, Y, t=t, U=U, kernels=(K1,), sigma_a2=sigma_a2, T=T)
     resid = max(res.values())
     ok = ok and resid < 1e-8
-    msg = (
-        f"converged (hybr, nfev={sol.nfev}, saddle-point residual {resid:.1e})"
-        if ok
-        else f"finite-T linear solve did not converge (saddle-point residual {resid:.1e}; hybr: "
-        f"{sol.message}); try a smaller T (got T={T}) or a larger sigma_a2"
-    )
+    # hybr's status 2: "the number of calls to function has reached maxfev" (the budget ran out)
+    out_of_budget = getattr(sol, "status", None) == 2 or sol.nfev >= maxiter * per_iter
+    if ok:
+        status = Status.SUCCESS
+        msg = f"converged (hybr, nfev={sol.nfev}, saddle-point residual {resid:.1e})"
+    elif out_of_budget:
+        status = Status.MAX_ITERATIONS
+        msg = (f"finite-T linear solve ran out of maxiter={maxiter} iterations (hybr nfev="
+               f"{sol.nfev}; saddle-point residual {resid:.1e}); raise maxiter")
+    else:
+        status = Status.NUMERICAL_FAILURE
+        msg = (f"finite-T linear solve did not converge (saddle-point residual {resid:.1e}; hybr: "
+               f"{sol.message}); try a smaller T (got T={T}) or a larger sigma_a2")
     out = LinearNetworkSolution(
-        converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
-        nit=int(sol.nfev), residual=resid,
+        converged=ok, status=status, message=msg,
+        nit=-(-int(sol.nfev) // per_iter), residual=resid,
         U=U, u=u, V=V, range_mask=mask, t=t, kernels=(K1,),
         C=(np.linalg.pinv(Y) @ (K1 - K0) @ np.linalg.pinv(Y).T,),
         K0=K0, Y=Y, sigma_a2=sigma_a2, L=1, T=T, exact=True, mean_output=mean_out,

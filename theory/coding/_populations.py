@@ -130,8 +130,11 @@ def solve_sigmoid_toy_populations(
     ok = bool(resid < max(tol, 1e-9) * 10)
     msg = (f"converged: stationarity and output residuals {resid:.1e}" if ok else
            f"did not converge ({sol.message}); residual {resid:.1e}: try other a_start / t0")
+    # hybr's status 2: its evaluation budget (maxfev=2000) ran out
+    status = (Status.SUCCESS if ok else Status.MAX_ITERATIONS if sol.status == 2
+              else Status.NUMERICAL_FAILURE)
     out = SigmoidPopulationSolution(
-        converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        converged=ok, status=status, message=msg,
         nit=int(sol.nfev), residual=resid,
         t=t, P_gamma=Pg, a_gamma=A, h=H, mean_activations=p1, codes=p1 > threshold, g_values=val,
         is_maximum=np.linalg.eigvalsh(hess)[:, -1] < 0, residuals=res,

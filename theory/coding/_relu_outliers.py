@@ -307,7 +307,7 @@ def solve_relu_outliers(
     n_restarts: int = 2,
     seed=0,
     atol: float | None = None,
-    maxiter: int = 20,
+    maxiter: int = 25,
     throw: bool = False,
     P: float | None = None,
     tol: float | None = None,
@@ -331,7 +331,7 @@ def solve_relu_outliers(
     for decreasing lam (down to T, or to 1e-7 x the data scale at T = 0); after each stage the
     dual margin is searched (multi-start L-BFGS, :func:`_pricing`) with ``t = (Y - F)/lam``, and
     a neuron is inserted in the most violating direction while the margin exceeds 1 (at most
-    ``maxiter`` insertions). Negligible neurons are pruned, parallel ones merged, the KKT system
+    the ``maxiter`` budget allows). Negligible neurons are pruned, parallel ones merged, the KKT system
     is solved exactly at the final sign pattern (least-squares Newton with an active-set update
     of the zero entries), t is projected onto the span of the targets, and the certificate is
     recomputed. The lowest-cost certified result of ``n_restarts`` random initialisations is
@@ -350,7 +350,18 @@ def solve_relu_outliers(
     n_neurons          initial number of candidate neurons (default 3 m).
     n_restarts         random initialisations; ``seed`` (int or numpy Generator) their randomness.
     atol               max-abs KKT residual tolerance (default 1e-10; ``tol=`` deprecated).
-    maxiter, throw     at most ``maxiter`` neuron insertions; raise SolverError on failure.
+    maxiter : int >= 1 iteration budget per restart. One iteration is one *stage*: an L-BFGS
+                       minimisation of the penalised objective at one penalty lam (at most 3000
+                       L-BFGS steps) and the dual-margin search after it. The annealing schedule
+                       takes up to 5 stages (its last ``maxiter`` penalties when the budget is
+                       smaller); each neuron insertion costs one more stage, so the default 25
+                       allows 20 insertions at T = 0. The final KKT polish and certificate run
+                       once per round regardless. ``nit`` counts stages over all restarts (the
+                       message also gives the L-BFGS steps). Stopping uncertified because the
+                       budget ran out gives ``Status.MAX_ITERATIONS``; stopping uncertified with
+                       budget left (no insertion direction found, or the KKT system unsolved)
+                       ``NUMERICAL_FAILURE``.
+    throw : bool       raise SolverError on failure.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     K0, L = _check_gram(K0)
@@ -368,7 +379,7 @@ def solve_relu_outliers(
     n = 3 * m if n_neurons is None else check_int("n_neurons", n_neurons, minimum=1)
     n_restarts = check_int("n_restarts", n_restarts, minimum=1)
     tol = check_pos_float("atol", atol)
-    maxiter = check_int("maxiter", maxiter, minimum=0)
+    maxiter = check_int("maxiter", maxiter, minimum=1)
     if not np.any(Y):
         raise ValueError("Y must not be all zero (the minimum-norm solution is then empty)")
     rng = as_rng(seed)
@@ -379,31 +390,36 @@ def solve_relu_outliers(
     lams = [lam for lam in (1.0, 1e-1, 1e-2, 1e-3) if lam > lam_end] + [lam_end]
     n_random = 10 + Pn // 2
 
+    # the annealing schedule takes the first stages of the budget (its last entries when the
+    # budget is shorter); every insertion then needs one more stage
+    lams = lams[-min(len(lams), maxiter):]
     best = None
     nit = 0
+    n_lbfgs = 0
     for _ in range(n_restarts):
         A = rng.standard_normal((n, m)) / np.sqrt(Ps)
         W = rng.standard_normal((n, Pn)) / np.sqrt(Pn)
-        inserted = 0
+        stages = 0
+        out_of_budget = False
         schedule = lams
-        for _round in range(maxiter + 1):
-            for lam in schedule:
+        while True:
+            for j, lam in enumerate(schedule):
                 while True:
                     A, W, k_nit = _penalised_stage(A, W, m, L, Ps, Y, lam)
-                    nit += k_nit
-                    if inserted >= maxiter:
+                    stages += 1
+                    n_lbfgs += k_nit
+                    # an insertion needs one more stage here and leaves the rest of the schedule
+                    if stages + 1 + (len(schedule) - j - 1) > maxiter:
                         break
                     t = (Y - np.maximum(W @ L.T, 0.0).T @ A) / lam
                     margin, w_star = _pricing(t @ Pi, L, Ps, rng, W, n_random)
                     if margin <= 1.0 + 1e-3 or w_star is None:
                         break
                     A, W = _insert(A, W, t, L, Ps, w_star)
-                    inserted += 1
             Z = W @ L.T
             t = (Y - np.maximum(Z, 0.0).T @ A) / lam_end
             A, Z = _prune_merge(A, Z, Ps, K0inv)
             t, A, Z, nfev = _polish(t @ Pi, A, Z, K0inv, Ps, Y, T, tol)
-            nit += nfev
             t = t @ Pi
             A, Z = _prune_merge(A, Z, Ps, K0inv)
             W = np.array([linalg.solve_triangular(L, z, lower=True) for z in Z])
@@ -412,32 +428,44 @@ def solve_relu_outliers(
             resid = max(res_d.values())
             ok_kkt = resid <= 10 * max(tol, 1e-8)
             margin, w_star = _pricing(t, L, Ps, rng, W, n_random)
-            if (ok_kkt and margin <= 1.0 + 1e-6) or inserted >= maxiter or w_star is None:
+            certified = ok_kkt and margin <= 1.0 + 1e-6
+            if certified or w_star is None:
+                break
+            if stages >= maxiter:
+                out_of_budget = True
                 break
             # sliding continues from the polished neurons plus one inserted in the violating
             # direction, at the final penalty only
             A, W = _insert(A, W, t, L, Ps, w_star)
-            inserted += 1
             schedule = [lam_end]
+        nit += stages
         cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0inv)))
         if T > 0:
             cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
-        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt)
+        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt, out_of_budget)
         if best is None or (ok_kkt and (not best[6] or cost < best[3] - 1e-9)) or \
                 (not best[6] and not ok_kkt and resid < best[4]):
             best = cand
-    t, A, Z, cost, resid, res_d, ok_kkt = best
+    t, A, Z, cost, resid, res_d, ok_kkt, out_of_budget = best
     margin, _ = _pricing(t, L, Ps, rng, np.array([linalg.solve_triangular(L, z, lower=True)
                                                   for z in Z]), n_random + Pn)
     ok = ok_kkt and margin <= 1.0 + 1e-6
     msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
-           f"margin {margin:.8f}")
+           f"margin {margin:.8f} ({nit} stages, {n_lbfgs} L-BFGS steps)")
+    status = Status.SUCCESS
     if not ok:
-        msg = ("not certified: " + msg + ("; dual margin > 1: another neuron direction would "
-               "lower the cost (try more n_restarts / maxiter)" if margin > 1.0 + 1e-6 else
-               "; KKT system not solved to tolerance"))
+        why = ("; dual margin > 1: another neuron direction would lower the cost"
+               if margin > 1.0 + 1e-6 else "; KKT system not solved to tolerance")
+        if out_of_budget:
+            status = Status.MAX_ITERATIONS
+            why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
+        else:
+            status = Status.NUMERICAL_FAILURE
+            why += (" (the search found no insertion direction; try more n_restarts)"
+                    if margin > 1.0 + 1e-6 else "")
+        msg = "not certified: " + msg + why
     out = ReLUOutlierSolution(
-        converged=bool(ok), status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        converged=bool(ok), status=status, message=msg,
         nit=nit, residual=resid,
         abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
         K0=K0, Y=Y, P_scale=Ps, T=T,

@@ -66,6 +66,10 @@ def _finite_P_state(t, search, Yc, P, rule):
 
 
 def _finite_P_solve(t0, search, Yc, P, nq, tol, maxiter):
+    """Damped Newton on the finite-P output constraint; one iteration = one Newton step (one
+    Jacobian solve and its backtracking line search). Returns (t, state, nit, converged,
+    stalled): ``stalled`` when the line search found no decrease (otherwise a failure means
+    the ``maxiter`` budget ran out)."""
     rule = _tensor_rule(search.neuron.m, nq)
     k, m = search.neuron.k, search.neuron.m
     t = t0.copy()
@@ -86,7 +90,7 @@ def _finite_P_solve(t0, search, Yc, P, nq, tol, maxiter):
                 pass
             alpha *= 0.5
         else:
-            return t, st, nit, False
+            return t, st, nit, False, True  # the line search stalled
         t = t + alpha * d
         st = new
-    return t, st, nit, bool(np.max(np.abs(st["F"])) < tol)
+    return t, st, nit, bool(np.max(np.abs(st["F"])) < tol), False

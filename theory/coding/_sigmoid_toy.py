@@ -305,7 +305,11 @@ def solve_sigmoid_toy(
     quad_nodes : int            nodes per dimension of the finite-P readout quadrature.
     atol : float                max-abs residual tolerance (default 1e-10; ``tol=`` is its
                                 deprecated spelling).
-    maxiter, throw              Newton iterations (finite P); raise SolverError on failure.
+    maxiter : int >= 1          finite P: Newton steps (one Jacobian solve + its line search each);
+                                running out gives Status.MAX_ITERATIONS, a stalled line search
+                                NUMERICAL_FAILURE. P = None: unused (the annealed search has its
+                                own internal budgets; failing it is NUMERICAL_FAILURE).
+    throw : bool                raise SolverError on failure.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     rho, Yc = _check_toy_problem(ratios, class_targets)
@@ -353,10 +357,13 @@ def solve_sigmoid_toy(
         g_value, gap, other, other_g = inf["g"], inf["gap"], inf["other"], inf["other_g"]
         null = inf["null"]
         nit, msg, ok = inf["nit"], inf["message"], True
+        fail_status = Status.NUMERICAL_FAILURE
     else:
         start = inf["t"] if activation != "linear" else t0
         search = _Search(neuron, n_random, rng)
-        t, st, nit_p, ok = _finite_P_solve(start, search, Yc, float(P), quad_nodes, tol, maxiter)
+        t, st, nit_p, ok, stalled = _finite_P_solve(start, search, Yc, float(P), quad_nodes, tol,
+                                                    maxiter)
+        fail_status = Status.NUMERICAL_FAILURE if stalled else Status.MAX_ITERATIONS
         A, Pg, covs = st["A"], st["weights"], st["covs"]
         g_value = float(st["phi"] + np.sum(rho * np.sum(t * Yc, axis=1)))
         grad = neuron.evaluate(A, t)[1]
@@ -368,8 +375,11 @@ def solve_sigmoid_toy(
         null = np.zeros((A.shape[0], 0))
         nit = nit_p + (0 if activation == "linear" else inf["nit"])
         msg = (f"converged at finite P={P}: {A.shape[0]} readout peaks (Newton, {nit_p} iterations)"
-               if ok else f"finite-P Newton did not converge in {maxiter} iterations; increase "
-               f"maxiter or quad_nodes")
+               if ok else
+               f"finite-P Newton stalled after {nit_p} iterations (the line search found no "
+               f"decrease); try more quad_nodes or another t0" if stalled else
+               f"finite-P Newton ran out of maxiter={maxiter} iterations; increase maxiter or "
+               f"quad_nodes")
         # peaks must be well separated for the per-peak quadrature
         for i in range(A.shape[0]):
             for j in range(i + 1, A.shape[0]):
@@ -391,9 +401,11 @@ def solve_sigmoid_toy(
     else:
         mean_out = st["mean_out"]
     resid = max(res.values())
-    ok = ok and resid < max(tol, 1e-8) * 10
+    if ok and not resid < max(tol, 1e-8) * 10:
+        ok, fail_status = False, Status.NUMERICAL_FAILURE
+        msg += f"; but the residual {resid:.1e} of the saddle-point equations is above tolerance"
     out = SigmoidToySolution(
-        converged=bool(ok), status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        converged=bool(ok), status=Status.SUCCESS if ok else fail_status, message=msg,
         nit=int(nit), residual=resid,
         t=t, P_gamma=Pg, a_gamma=A, h=H, mean_activations=p1, activation_variances=p2,
         codes=p1 > threshold, preactivation_modes=zs, g_value=float(g_value), residuals=res,

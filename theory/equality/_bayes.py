@@ -176,6 +176,7 @@ def bayes_generalising_accuracy(d: int, sigma2: float, *, epsabs: float = 1e-11)
     except (TypeError, ValueError):
         raise ValueError(f"d must be an integer >= 1, got {d!r}") from None
     s = _sigma2(sigma2)
+    epsabs = check_pos_float("epsabs", epsabs)
     c0 = np.log((1.0 + s) ** 2 / (s * (2.0 + s)))
     cU = 1.0 / ((1.0 + s) * (2.0 + s))
     cV = 1.0 / (s * (1.0 + s))

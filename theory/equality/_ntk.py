@@ -340,6 +340,9 @@ def sphere_cosine_mean(func, n: int, *, epsabs: float = 1e-13):
     mass concentrates for large n (QAWS with the algebraic weight for n <= 40). ``func`` must accept scalars.
     """
     n = check_int("n", n, minimum=2)
+    epsabs = check_pos_float("epsabs", epsabs)
+    if not callable(func):
+        raise TypeError(f"func must be callable, got {type(func).__name__}")
     logc = special.gammaln(n / 2.0) - special.gammaln((n - 1) / 2.0) - 0.5 * np.log(np.pi)
 
     def integrand(u):

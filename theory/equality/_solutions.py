@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 
 from .._results import SolverStatus, Status
-from ..checks import as_rng, check_int
+from ..checks import as_float_array, as_rng, check_int
 
 __all__ = [
     "EQ3_READOUT_RATIO",
@@ -352,8 +352,8 @@ def walker_drifts(n_plus, n, mu, *, readout_sign: int):
     if readout_sign not in (1, -1):
         raise ValueError(f"readout_sign must be +1 or -1, got {readout_sign!r}")
     n = _int_array("n", n, 2).astype(float)
-    n_plus = np.asarray(n_plus, dtype=float)
-    mu = np.asarray(mu, dtype=float)
+    n_plus = as_float_array("n_plus", n_plus)
+    mu = as_float_array("mu", mu)
     if np.any(n_plus < 0) or np.any(n_plus > n):
         raise ValueError(f"n_plus must satisfy 0 <= n_plus <= n, got n_plus={n_plus!r}, n={n!r}")
     if np.any(mu < 0) or np.any(mu > 1):
@@ -375,7 +375,7 @@ def self_consistent_mu(n_plus, n, *, readout_sign: int):
     Different units (a < 0, C.16 = −C.17): n⁺(1 − μ) = n⁻ μ, so μ = n⁺/n (→ 1/2 as n⁺ ≈ n⁻).
     """
     n = _int_array("n", n, 2).astype(float)
-    n_plus = np.asarray(n_plus, dtype=float)
+    n_plus = as_float_array("n_plus", n_plus)
     if readout_sign not in (1, -1):
         raise ValueError(f"readout_sign must be +1 or -1, got {readout_sign!r}")
     if np.any(n_plus <= 0) or np.any(n_plus >= n):

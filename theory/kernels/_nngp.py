@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import broadcast_named
+from ..checks import broadcast_named, check_int
 from ._gauss import (
     _as_float_array,
     _check_activation,
@@ -135,6 +135,7 @@ def nngp_expectation(c11, c12, c22, activation, *, n_nodes: int = 64):
     broadcast; ValueError/TypeError for an unknown or invalid activation.
     """
     activation = _check_activation(activation)
+    n_nodes = check_int("n_nodes", n_nodes, minimum=1)
     a, b, c = _check_covariances(c11, c12, c22)
     if callable(activation):
         return gaussian_pair_expectation(activation, activation, a, b, c, n_nodes=n_nodes)
@@ -175,6 +176,7 @@ def mean_activation(mean, var, activation, *, n_nodes: int = 64):
     vectorised callable falls back to 1-D Gauss–Hermite quadrature with ``n_nodes`` nodes.
     """
     activation = _check_activation(activation)
+    n_nodes = check_int("n_nodes", n_nodes, minimum=1)
     m = _as_float_array(mean, "mean")
     v = _as_float_array(var, "var")
     m, v = broadcast_named({"mean": m, "var": v})

@@ -454,6 +454,8 @@ def log_z1_reference(
     d = check_int("d", d, minimum=2)
     sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
     tau = check_nonneg_float("tau", tau)
+    degree = check_int("degree", degree, minimum=1)
+    dps = check_int("dps", dps, minimum=1)
     c2 = erf_hermite_coefficient_sq(degree)
     with mpmath.workdps(dps):
         prec = mpmath.mpf(d) / sigma_w2

@@ -111,6 +111,7 @@ def overlap_potential(w_par, d: int, *, sigma_w2: float = 1.0, degree: int = 3) 
     wp = as_float_array("w_par", w_par)
     d = check_int("d", d, minimum=1)
     sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
+    degree = check_int("degree", degree, minimum=1)
     c2 = erf_hermite_coefficient_sq(degree)
     b = 1.0 + 2.0 * sigma_w2 * (d - 1) / d
     return c2 * wp ** (2 * degree) / (b + 2.0 * wp * wp) ** degree

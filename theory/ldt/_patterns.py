@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, special
 
-from ..checks import as_float_array, as_float_matrix, as_rng, check_int, check_pos_float
+from ..checks import as_float_array, as_float_matrix, as_psd_matrix, as_rng, check_int, check_pos_float
 from ._erf_model import ErfModel, erf_derivative_gaussian_mean
 
 __all__ = [
@@ -278,18 +278,17 @@ def two_layer_erf_pattern_energies(
 def rkhs_norm(K, f, *, rcond: float | None = None) -> float:
     """``<f, K^{-1}, f> = f^T K^{+} f`` on a discrete measure (values at n points; independent of
     the point weights).  Eigenvalues below ``rcond * max`` are discarded (pseudo-inverse), as in
-    the App. C.5 protocol; ``rcond=None`` uses ``n * eps``."""
-    K = as_float_matrix("K", K)
+    the App. C.5 protocol; ``rcond=None`` uses ``n * eps``. ``K`` must be a symmetric positive
+    semi-definite kernel matrix (ValueError with its smallest eigenvalue otherwise)."""
+    K = as_psd_matrix("K", K)
     n = K.shape[0]
-    if K.shape != (n, n):
-        raise ValueError(f"K must be square, got shape {K.shape}")
     f = as_float_array("f", f, ndim=1)
     if f.shape[0] != n:
         raise ValueError(f"f must have length {n}, got {f.shape[0]}")
     if rcond is None:
         rcond = n * np.finfo(float).eps
     rcond = check_pos_float("rcond", rcond)
-    lam, U = np.linalg.eigh(0.5 * (K + K.T))
+    lam, U = np.linalg.eigh(K)
     keep = lam > rcond * max(lam.max(), 0.0)
     c = U[:, keep].T @ f
     return float(np.sum(c * c / lam[keep]))
@@ -366,6 +365,7 @@ def mehler_coefficients(activation, q, n_max: int, *, n_nodes: int = 200) -> np.
     """
     q = check_pos_float("q", q)
     n_max = check_int("n_max", n_max, minimum=0)
+    n_nodes = check_int("n_nodes", n_nodes, minimum=1)
     if activation == "erf":
         m = np.array([float(erf_derivative_gaussian_mean(n, q)) for n in range(n_max + 1)])
     elif activation == "relu":

@@ -18,9 +18,11 @@ two-layer LDT of :mod:`richlazy.theory.ldt._erf` reproduces the two-layer FCN ex
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 
 import sympy as sp
+from sympy.parsing.sympy_parser import TokenError
 
 __all__ = [
     "TableRow",
@@ -44,12 +46,38 @@ D, M, M1, M2, beta, mu = sp.symbols("D M M1 M2 beta mu", positive=True)
 TABLE_SYMBOLS = {str(s): s for s in (d, N, N1, N2, S, H, L, D, M, M1, M2, beta, mu)}
 
 
-def parse_table_expression(text: str) -> sp.Expr:
+_EXPR_FORBIDDEN = re.compile(r"[^A-Za-z0-9_\s+\-*/^().,<>=!]")
+
+
+def parse_table_expression(text: str) -> sp.Basic:
     """Parse a table string (``P_star``, a parameter, an energy) into a SymPy expression whose
-    symbols are the positive symbols of this module."""
+    symbols are the positive symbols of this module (:data:`TABLE_SYMBOLS`); a relation such as
+    ``"N < d**3"`` (a validity condition) gives a SymPy relational.
+
+    Raises TypeError if ``text`` is not a str and ValueError (quoting ``text``) if it is not a
+    valid expression, or evaluates to something that is not a finite scalar expression (e.g.
+    ``"1/0"``, which SymPy reads as complex infinity ``zoo``)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    return sp.sympify(text, locals=TABLE_SYMBOLS)
+    # sympify evaluates its input: admit arithmetic on names and numbers only (no quotes, no
+    # dunder names), so a table string can never run code
+    bad = sorted(set(_EXPR_FORBIDDEN.findall(text)))
+    if bad or "__" in text:
+        raise ValueError(f"text must be a table expression (names, numbers, + - * / ** ^, "
+                         f"parentheses and comparisons); {text!r} contains {bad or ['__']}")
+    try:
+        expr = sp.sympify(text, locals=TABLE_SYMBOLS)
+    except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError, NameError,
+            TokenError) as err:
+        reason = getattr(err, "base_exc", None) or err
+        raise ValueError(f"text must be a table expression (e.g. 'N*d**2 + 1/D'); could not "
+                         f"parse {text!r} ({type(reason).__name__}: {reason})") from None
+    if not isinstance(expr, (sp.Expr, sp.core.relational.Relational)):
+        raise ValueError(f"text must be a scalar table expression or relation; {text!r} parses to "
+                         f"{type(expr).__name__} {expr!r}")
+    if expr.has(sp.zoo, sp.nan, sp.oo):
+        raise ValueError(f"text must be a finite table expression; {text!r} parses to {expr}")
+    return expr
 
 
 # --------------------------------------------------------------------------------------------

@@ -143,5 +143,5 @@ def format_bench_equality(d: dict) -> str:
         "batched gamma-MLP ensemble vs a loop; vectorised Bayes classifiers"
     ))
 def _run_equality(*, device: str, min_time: float) -> BenchResult:
-    res = bench_equality(device=device)
+    res = bench_equality(device=device, num_threads=None)  # run_benchmark(threads=) sets them
     return BenchResult('equality', res, format_bench_equality(res))

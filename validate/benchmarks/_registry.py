@@ -12,9 +12,10 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from richlazy.theory.checks import check_pos_float
+from richlazy.theory.checks import check_int, check_pos_float
 
-__all__ = ["BenchResult", "BenchSpec", "benchmarks", "register_benchmark", "run_benchmark"]
+__all__ = ["BenchResult", "BenchSpec", "benchmark_device", "benchmarks", "register_benchmark",
+           "run_benchmark"]
 
 # Modules that register benchmarks; imported by benchmarks(). Add new benchmark modules here.
 BENCH_MODULES = (
@@ -70,16 +71,17 @@ def benchmarks() -> dict[str, BenchSpec]:
     return dict(_BENCHES)
 
 
-def run_benchmark(name: str, *, device: str = "auto", min_time: float = 1.0) -> BenchResult:
-    """Run benchmark ``name`` on ``device`` ("auto": CUDA when present and supported, else CPU).
+def benchmark_device(name: str, device: str = "auto") -> str:
+    """The device benchmark ``name`` runs on for the request ``device`` ("auto": CUDA when present
+    and supported by the benchmark, else CPU).
 
-    Raises ValueError for an unknown name, a non-positive ``min_time``, or a device the benchmark
-    (or this machine) does not support - never a silent fallback to another device.
+    Raises ValueError for an unknown name or a device the benchmark (or this machine) does not
+    support - never a silent fallback to another device. Nothing runs, so a command can check all
+    its benchmarks before it starts the first.
     """
     specs = benchmarks()
     if name not in specs:
         raise ValueError(f"benchmark must be one of {','.join(specs)}, got {name!r}")
-    min_time = check_pos_float("min_time", min_time)
     spec = specs[name]
     from richlazy.simulate import resolve_device
 
@@ -92,7 +94,30 @@ def run_benchmark(name: str, *, device: str = "auto", min_time: float = 1.0) -> 
         if dev.type not in spec.devices:
             raise ValueError(f"benchmark {name!r} runs on {'/'.join(spec.devices)} only, got device "
                              f"{device!r}")
-    res = spec.fn(device=str(dev), min_time=min_time)
+    return str(dev)
+
+
+def run_benchmark(name: str, *, device: str = "auto", min_time: float = 1.0,
+                  threads: int | None = None) -> BenchResult:
+    """Run benchmark ``name`` on ``device`` ("auto": CUDA when present and supported, else CPU).
+
+    ``threads``: CPU threads for torch and for the BLAS/OpenMP pools during the run (restored
+    afterwards); None leaves them as they are. The command line passes 1 unless told otherwise:
+    on a shared machine extra threads mostly measure contention.
+
+    Raises ValueError for an unknown name, a non-positive ``min_time`` or ``threads``, or a device
+    the benchmark (or this machine) does not support - never a silent fallback to another device.
+    """
+    dev = benchmark_device(name, device)
+    min_time = check_pos_float("min_time", min_time)
+    spec = benchmarks()[name]
+    if threads is None:
+        res = spec.fn(device=dev, min_time=min_time)
+    else:
+        from ..core._registry import limit_threads
+
+        with limit_threads(check_int("threads", threads, minimum=1)):
+            res = spec.fn(device=dev, min_time=min_time)
     if not isinstance(res, BenchResult):
         raise TypeError(f"benchmark {name!r} returned {type(res).__name__}, not BenchResult")
     return res

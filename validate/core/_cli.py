@@ -4,10 +4,14 @@
                       [--seed N] [--threads N] [--quiet]
     richlazy list
     richlazy info
-    richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S]
+    richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S] [--threads N]
     richlazy tables [--format md|latex|csv|json] [--model GLOB]
 
-Exit codes: 0 success, 1 a selected validation case failed, 2 bad arguments.
+Exit codes: 0 success, 1 a selected validation case failed, 2 bad arguments (one line on stderr
+naming the option: a bad value, an --out that is a file or not writable, a --device this machine
+or benchmark does not have), 130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
+
+Only what a command needs is imported: ``tables`` imports neither torch nor matplotlib.
 """
 
 from __future__ import annotations
@@ -17,6 +21,42 @@ import platform
 import sys
 
 __all__ = ["main", "build_parser"]
+
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+RESUME_HINT = "interrupted — rerun the same command to resume"
+
+
+def _int_at_least(minimum: int, what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+_SEED = _int_at_least(0, "a non-negative integer")
+_THREADS = _int_at_least(1, "a positive integer")
+
+
+def _fail(message: str) -> int:
+    print(f"richlazy: error: {message}", file=sys.stderr)
+    return 2
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # exit code 2 with a one-line reason
@@ -39,10 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch device for the simulations (auto = CUDA when available)")
     v.add_argument("--out", metavar="DIR", default="richlazy-report",
                    help="report folder (report.json, report.md, figures/; default richlazy-report)")
-    v.add_argument("--seed", type=int, default=0, help="base seed of every case (default 0)")
-    v.add_argument("--threads", type=int, default=1, metavar="N",
-                   help="torch threads per case on the CPU (default 1; the quick cases use small "
-                        "tensors, where more threads rarely help)")
+    v.add_argument("--seed", type=_SEED, default=0, help="base seed of every case (default 0)")
+    v.add_argument("--threads", type=_THREADS, default=1, metavar="N",
+                   help="CPU threads per case for torch and for BLAS/OpenMP (numpy, scipy) "
+                        "(default 1; the quick cases use small tensors and solves, where more "
+                        "threads rarely help and on shared cores slow them down)")
     v.add_argument("--quiet", action="store_true", help="no progress bars")
 
     sub.add_parser("list", help="list validation cases: name, suites, paper")
@@ -53,8 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of sampler,coding,richness,ldt,ldt-sampler,equality "
                         "(default: all)")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    b.add_argument("--min-time", type=float, default=1.0, metavar="S",
+    b.add_argument("--min-time", type=_positive_float, default=1.0, metavar="S",
                    help="minimum seconds per timed measurement (default 1.0)")
+    b.add_argument("--threads", type=_THREADS, default=1, metavar="N",
+                   help="CPU threads for torch and for BLAS/OpenMP (default 1: on shared cores more "
+                        "threads mostly measure contention)")
 
     t = sub.add_parser("tables", help="analytic scaling tables (seed 002)")
     t.add_argument("--format", choices=("md", "latex", "csv", "json"), default="md")
@@ -63,7 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_validate(args) -> int:
-    from ._runner import run_suite
+    from ._runner import prepare_out_dir, resolve_device_name, run_suite
+
+    try:
+        resolve_device_name(args.device)
+    except ValueError as exc:
+        return _fail(f"--device {args.device}: {exc}")
+    try:
+        prepare_out_dir(args.out, name="--out")
+    except ValueError as exc:
+        return _fail(str(exc))
 
     def start(spec):
         if not args.quiet:
@@ -82,8 +135,12 @@ def _cmd_validate(args) -> int:
                            seed=args.seed, progress=not args.quiet, on_case_start=start,
                            on_case_end=end, threads=args.threads)
     except ValueError as exc:
-        print(f"richlazy: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        # the report on disk holds every finished case (it is rewritten atomically after each)
+        # and the running case's checkpoints are written atomically too
+        print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
+        return INTERRUPTED
     n = len(report.cases)
     k = sum(c.passed for c in report.cases)
     print(f"{k} of {n} cases passed; report written to {args.out}/report.md and report.json")
@@ -119,21 +176,23 @@ def _cmd_info(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from ..benchmarks._registry import benchmarks, run_benchmark
+    from ..benchmarks._registry import benchmark_device, benchmarks, run_benchmark
 
     specs = benchmarks()
     names = list(specs) if args.only is None else [s.strip() for s in args.only.split(",") if s.strip()]
     bad = [n for n in names if n not in specs]
     if bad or not names:
-        print(f"richlazy: error: --only must name benchmarks from {','.join(specs)}, got "
-              f"{args.only!r}", file=sys.stderr)
-        return 2
+        return _fail(f"--only must name benchmarks from {','.join(specs)}, got {args.only!r}")
+    for name in names:  # every device checked before the first benchmark runs
+        try:
+            benchmark_device(name, args.device)
+        except ValueError as exc:
+            return _fail(f"--device {args.device}: {exc}")
     for name in names:
         try:
-            res = run_benchmark(name, device=args.device, min_time=args.min_time)
+            res = run_benchmark(name, device=args.device, min_time=args.min_time, threads=args.threads)
         except ValueError as exc:
-            print(f"richlazy: error: {exc}", file=sys.stderr)
-            return 2
+            return _fail(str(exc))
         print(res.text, flush=True)
     return 0
 
@@ -146,11 +205,9 @@ def _cmd_tables(args) -> int:
     try:
         rows = scaling_tables(model=args.model)
     except ValueError as exc:
-        print(f"richlazy: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     if not rows:
-        print(f"richlazy: error: no table row matches --model {args.model!r}", file=sys.stderr)
-        return 2
+        return _fail(f"no table row matches --model {args.model!r}")
     print(render_tables(rows, args.format))
     return 0
 
@@ -159,7 +216,11 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"validate": _cmd_validate, "list": _cmd_list, "info": _cmd_info,
                "bench": _cmd_bench, "tables": _cmd_tables}[args.command]
-    return handler(args)
+    try:
+        return handler(args)
+    except KeyboardInterrupt:  # one line, no traceback (validate prints how to resume itself)
+        print("richlazy: interrupted", file=sys.stderr, flush=True)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,7 @@
 """Comparison records: one theory-vs-simulation quantity with its tolerance and verdict.
 
-Every quantity a validation case reports is a :class:`Quantity`. Two kinds of tolerance exist and
-each quantity states which one decides ``passed``:
+Every quantity a validation case reports is a :class:`Quantity`. Four kinds of tolerance exist
+and each quantity states which one decides ``passed``:
 
 * ``"z"``: pass iff ``|theory - simulation| <= z_tol * stderr``, where ``stderr`` is the standard
   error of the simulated value (autocorrelation-aware; see :mod:`richlazy.validate.stats`). Used
@@ -22,7 +22,10 @@ statistical and the relative picture whatever decided the verdict.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 __all__ = ["Quantity", "compare"]
 
@@ -74,6 +77,18 @@ class Quantity:
         return d
 
 
+def _real(arg: str, v) -> float:
+    """``v`` as a float: Python or numpy real scalars, 0-d arrays and one-element tensors;
+    bools, strings and complex numbers are rejected."""
+    bad = isinstance(v, (bool, str, bytes, numbers.Complex)) and not isinstance(v, numbers.Real)
+    if isinstance(v, (bool, np.bool_)) or bad or np.iscomplexobj(v):
+        raise TypeError(f"{arg} must be a real number, got {v!r} ({type(v).__name__})")
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{arg} must be a real number, got {v!r} ({type(v).__name__})") from None
+
+
 def compare(
     name: str,
     theory: float,
@@ -91,10 +106,17 @@ def compare(
     name : str
     theory, simulation : float
     stderr : float, optional
-        Required (and > 0) when ``kind == "z"``.
+        Finite and >= 0; required (and > 0) when ``kind`` is ``"z"`` or ``"gt"``. An infinite
+        standard error is rejected (it would pass any difference).
     kind : {"z", "rel", "abs", "gt"}
     tol : float
-        Threshold (> 0): number of standard errors ("z", "gt"), relative error or absolute error.
+        Finite threshold (> 0): number of standard errors ("z", "gt"), relative error or
+        absolute error.
+
+    Raises ValueError/TypeError naming the argument for an unknown ``kind``, a non-real,
+    non-finite or non-positive ``tol``, a negative or non-finite ``stderr``, or a missing
+    ``stderr`` for "z"/"gt". ``theory`` and ``simulation`` may be NaN or inf (a failed estimate);
+    the quantity then does not pass.
     note : str
         Rationale for the tolerance.
     """
@@ -102,14 +124,18 @@ def compare(
         raise TypeError(f"name must be a non-empty str, got {name!r}")
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-    theory = float(theory)
-    simulation = float(simulation)
-    if not (isinstance(tol, (int, float)) and tol > 0 and math.isfinite(tol)):
+    # theory/simulation may be NaN or inf (a failed estimate): the quantity then fails.
+    theory = _real("theory", theory)
+    simulation = _real("simulation", simulation)
+    tol = _real("tol", tol)
+    if not (math.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a finite number > 0, got {tol!r}")
     if stderr is not None:
-        stderr = float(stderr)
-        if not (stderr >= 0):
-            raise ValueError(f"stderr must be >= 0 or None, got {stderr!r}")
+        stderr = _real("stderr", stderr)
+        # an infinite (or NaN) standard error would make every z-test pass: reject it
+        if not (math.isfinite(stderr) and stderr >= 0):
+            raise ValueError(f"stderr must be >= 0 and finite (or None), got {stderr!r} for "
+                             f"quantity {name!r}")
     if kind in ("z", "gt") and not stderr:
         raise ValueError(f"kind={kind!r} needs a positive stderr for quantity {name!r}, got {stderr!r}")
     if kind == "rel" and theory == 0.0:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from richlazy.theory.checks import check_int
 
 from ._compare import Quantity
 
@@ -31,6 +32,7 @@ __all__ = [
     "get_cases",
     "all_cases",
     "case_threads",
+    "limit_threads",
 ]
 
 PAPERS = ("coding", "ldt", "equality", "richness")
@@ -63,7 +65,9 @@ class CaseContext:
     device : str              resolved torch device string ("cpu" or "cuda"/"cuda:0").
     seed : int                base seed of the run.
     out_dir : pathlib.Path    folder (exists) for this case's figures and data files.
-    checkpoint_dir : pathlib.Path  folder (exists) for resumable checkpoints of long runs.
+    checkpoint_dir : pathlib.Path  folder (exists) for resumable checkpoints of long runs; the
+                              runner gives each (case, suite, seed, device, version, case
+                              source) its own folder, so file names need not encode them.
     progress : bool           whether long loops may show a progress bar (on stderr).
     name : str                the case's registered name (part of its seed streams).
     cache : dict              shared by all cases of one run: an expensive simulation that two
@@ -186,19 +190,38 @@ def get_cases(suite: str, only: str | None = None) -> list[CaseSpec]:
 
 
 @contextlib.contextmanager
-def case_threads(ctx: CaseContext, n: int = 1):
-    """Run a case body with ``n`` torch threads on the CPU (restored afterwards).
+def limit_threads(n: int = 1):
+    """Run a block with ``n`` CPU threads for torch and for the BLAS/OpenMP pools (restored after).
 
-    The quick cases work on small tensors (widths of 10^2), where OpenMP threading buys little
-    and, on a machine whose cores are shared, the thread barriers can slow matrix products down
-    by 10x or more. On CUDA devices nothing is changed.
+    One setting for every thread pool a case or a benchmark touches: torch's intra-op threads
+    (``torch.set_num_threads``) and, through ``threadpoolctl``, the OpenBLAS/MKL/OpenMP pools of
+    numpy, scipy and torch. Numba is not threaded here (no ``parallel=True`` kernel), so its
+    threads are left alone. threadpoolctl limits only libraries already loaded, so numpy's and
+    scipy's BLAS are loaded first (the theory solvers load scipy's anyway).
     """
+    n = check_int("threads", n, minimum=1)
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS so that the limit reaches it)
     import torch
+    from threadpoolctl import threadpool_limits
 
     old = torch.get_num_threads()
-    if str(ctx.device).startswith("cpu"):
+    with threadpool_limits(limits=n):
         torch.set_num_threads(n)
-    try:
+        try:
+            yield
+        finally:
+            torch.set_num_threads(old)
+
+
+@contextlib.contextmanager
+def case_threads(ctx: CaseContext, n: int = 1):
+    """Run a case body with ``n`` CPU threads for torch and BLAS/OpenMP (see :func:`limit_threads`).
+
+    The quick cases work on small tensors (widths of 10^2) and small theory solves, where
+    threading buys little and, on a machine whose cores are shared, the thread barriers slow
+    matrix products down by 10x or more (a scipy sigmoid solve: 40 s with one BLAS thread, 200 s
+    with the default under load). The limit applies on CUDA devices too: there it governs the
+    theory solves and the CPU-side bookkeeping.
+    """
+    with limit_threads(n):
         yield
-    finally:
-        torch.set_num_threads(old)

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import pathlib
 import re
+import shutil
+import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
 
 from richlazy.theory.checks import check_int
 
-from ..rendering._report import CaseResult, Report, write_report
-from ._registry import CaseContext, CaseOutcome, case_threads, get_cases
+from ..rendering._report import CaseResult, Report, atomic_write_text, write_report
+from ._registry import CaseContext, CaseOutcome, CaseSpec, case_threads, get_cases
 
-__all__ = ["run_suite", "resolve_device_name"]
+__all__ = ["run_suite", "resolve_device_name", "prepare_out_dir", "checkpoint_key"]
 
 
 def resolve_device_name(device: str) -> str:
@@ -37,6 +42,59 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
+def prepare_out_dir(out_dir, *, name: str = "out_dir") -> pathlib.Path:
+    """Create the report folder ``out_dir`` if needed and check that files can be written in it.
+
+    Raises ValueError naming ``name`` (the CLI passes ``--out``) when the path is an existing
+    file, cannot be created, or is not writable, before any case runs.
+    """
+    if not isinstance(out_dir, (str, pathlib.PurePath)) or str(out_dir) == "":
+        raise ValueError(f"{name} must be a folder path, got {out_dir!r}")
+    path = pathlib.Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{name} {str(path)!r} is an existing file; a folder is required")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{name} {str(path)!r} is not a writable folder "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    return path
+
+
+def checkpoint_key(spec: CaseSpec, *, suite: str, seed: int, device: str) -> dict:
+    """What a case's checkpoints depend on: name, suite (size), seed, device, richlazy version
+    and a hash of the source file defining the case. Its hash names the checkpoint folder, so
+    another seed or suite never meets the checkpoints of this one."""
+    mod = sys.modules.get(getattr(spec.fn, "__module__", ""), None)
+    src = getattr(mod, "__file__", None)
+    try:
+        code = hashlib.sha256(pathlib.Path(src).read_bytes()).hexdigest()[:16] if src else ""
+    except OSError:  # pragma: no cover
+        code = ""
+    return {"case": spec.name, "suite": suite, "seed": int(seed), "device": device,
+            "richlazy_version": _version(), "case_source_sha256": code}
+
+
+def _key_dir(root: pathlib.Path, key: dict) -> pathlib.Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return root / "checkpoints" / _safe(key["case"]) / digest
+
+
+def _is_stale_checkpoint_error(exc: BaseException) -> bool:
+    # run_chain refuses a checkpoint whose stored run configuration differs from the requested one
+    return isinstance(exc, ValueError) and "checkpoint" in str(exc) and "configuration" in str(exc)
+
+
+def _run_case(spec: CaseSpec, ctx: CaseContext, threads: int):
+    with case_threads(ctx, threads):
+        outcome = spec.fn(ctx)
+    if not isinstance(outcome, CaseOutcome):
+        raise TypeError(f"case {spec.name} returned {type(outcome).__name__}, not CaseOutcome")
+    return outcome
+
+
 def run_suite(
     suite: str = "quick",
     *,
@@ -52,20 +110,27 @@ def run_suite(
     """Run the cases of ``suite`` matching the glob ``only``; write the report into ``out_dir``.
 
     A case that raises is recorded as failed with its traceback (the other cases still run).
-    On the CPU every case runs with ``threads`` torch threads (default 1: the quick cases use
-    small tensors, and oversubscribed OpenMP threads on shared cores slow them down by 10x).
-    The report is rewritten after every case, so an interrupted run keeps what it finished;
-    long cases checkpoint into ``out_dir/checkpoints`` and resume from there when rerun with
-    the same arguments.
+    Every case runs with ``threads`` CPU threads for torch and for the BLAS/OpenMP pools of
+    numpy/scipy (default 1: the quick cases use small tensors and small solves, and
+    oversubscribed threads on shared cores slow them down by 10x).
+    The report is rewritten (atomically) after every case, so an interrupted run keeps what it
+    finished. Long cases checkpoint into ``out_dir/checkpoints/<case>/<key>``, where the key
+    hashes the suite, seed, device, richlazy version and the case's source file
+    (:func:`checkpoint_key`): a rerun with the same arguments resumes, another seed or suite
+    starts its own checkpoints, and a checkpoint the sampler driver finds to belong to another
+    run configuration is discarded (with a note in the case's report) and the case rerun.
     """
+    if only is not None and not isinstance(only, str):
+        raise TypeError(f"only must be a glob string or None, got {type(only).__name__}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be a bool, got {progress!r}")
     cases = get_cases(suite, only)
     if not cases:
         raise ValueError(f"no case of suite {suite!r} matches --only {only!r}; see `richlazy list`")
     seed = check_int("seed", seed, minimum=0)
     threads = check_int("threads", threads, minimum=1)
     dev = resolve_device_name(device)
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = prepare_out_dir(out_dir)
     created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     results: list[CaseResult] = []
     cache: dict = {}  # shared by the cases of this run (see CaseContext.cache)
@@ -73,18 +138,30 @@ def run_suite(
         if on_case_start:
             on_case_start(spec)
         case_dir = out_dir / "figures" / _safe(spec.name)
-        ck_dir = out_dir / "checkpoints" / _safe(spec.name)
+        key = checkpoint_key(spec, suite=suite, seed=seed, device=dev)
+        ck_dir = _key_dir(out_dir, key)
         case_dir.mkdir(parents=True, exist_ok=True)
         ck_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
         ctx = CaseContext(size=suite, device=dev, seed=seed, out_dir=case_dir,
                           checkpoint_dir=ck_dir, progress=progress, name=spec.name, cache=cache)
         t0 = time.perf_counter()
         error = None
+        extra_note = ""
         try:
-            with case_threads(ctx, threads):
-                outcome = spec.fn(ctx)
-            if not isinstance(outcome, CaseOutcome):
-                raise TypeError(f"case {spec.name} returned {type(outcome).__name__}, not CaseOutcome")
+            try:
+                outcome = _run_case(spec, ctx, threads)
+            except Exception as exc:
+                if not _is_stale_checkpoint_error(exc):
+                    raise
+                # same key but the case now asks for another run configuration (code changed
+                # under an unchanged version): never continue it; start this case afresh
+                shutil.rmtree(ck_dir)
+                ck_dir.mkdir(parents=True)
+                atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
+                extra_note = (f"Discarded stale checkpoints ({exc}); the case ran from the start.")
+                ctx.figures.clear()
+                outcome = _run_case(spec, ctx, threads)
         except Exception:  # a failing case must not stop the suite
             outcome = CaseOutcome(quantities=[])
             error = traceback.format_exc()
@@ -92,10 +169,11 @@ def run_suite(
         names = list(outcome.figures) + [f for f in ctx.figures if f not in outcome.figures]
         figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
         passed = error is None and bool(outcome.quantities) and all(q.passed for q in outcome.quantities)
+        notes = "\n\n".join(x for x in (outcome.notes, extra_note) if x)
         res = CaseResult(
             name=spec.name, paper=spec.paper, description=spec.description, passed=passed,
             seconds=secs, device=dev, seed=seed, suite=suite, quantities=list(outcome.quantities),
-            figures=figs, params=dict(outcome.params), notes=outcome.notes, error=error,
+            figures=figs, params=dict(outcome.params), notes=notes, error=error,
         )
         results.append(res)
         report = Report(suite, dev, seed, created, _version(), results)

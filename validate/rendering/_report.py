@@ -17,8 +17,6 @@ import math
 import pathlib
 from dataclasses import asdict, dataclass, field
 
-from richlazy.simulate import atomic_write
-
 from ..core._compare import Quantity
 
 __all__ = ["CaseResult", "Report", "write_report", "render_markdown", "atomic_write_text"]
@@ -73,6 +71,8 @@ class Report:
 
 def atomic_write_text(path: pathlib.Path, text: str) -> None:
     """Write UTF-8 text atomically (see :func:`richlazy.simulate.atomic_write`), mode 0644."""
+    from richlazy.simulate import atomic_write  # here, not at import: rendering needs no torch
+
     atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 

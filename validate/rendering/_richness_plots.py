@@ -12,6 +12,7 @@ the path.
 
 from __future__ import annotations
 
+import numbers
 import pathlib
 import warnings
 from collections.abc import Sequence
@@ -64,6 +65,10 @@ def plot_eigen_curves(
         raise ValueError(f"labels has {len(labels)} entries for {len(items)} curve sets")
     if d_lr is not None and len(d_lr) != len(items):
         raise ValueError(f"d_lr has {len(d_lr)} entries for {len(items)} curve sets")
+    k_min = 2 if drop_first else 1
+    if max_k is not None and (isinstance(max_k, bool) or not isinstance(max_k, numbers.Integral)
+                              or max_k < k_min):
+        raise ValueError(f"max_k must be None or an int >= {k_min} (drop_first={drop_first}), got {max_k!r}")
     labels = list(labels) if labels is not None else [f"net {i}" for i in range(len(items))]
     if d_lr is not None:
         labels = [f"{lab} [{v:.3g}]" for lab, v in zip(labels, d_lr, strict=True)]

@@ -9,6 +9,7 @@ benchmark size are never copied to float64 in full.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,20 +59,26 @@ def _pair(a, b, name_a, name_b, *, min_rows=2):
 def _block_rows(arr: np.ndarray, block_rows: int | None) -> int:
     if block_rows is None:
         return max(1, _BLOCK_BYTES // (8 * arr.shape[0] * arr.shape[2]))
-    if not (isinstance(block_rows, int) and block_rows >= 1):
+    if isinstance(block_rows, bool) or not (isinstance(block_rows, numbers.Integral) and block_rows >= 1):
         raise ValueError(f"block_rows must be a positive int or None, got {block_rows!r}")
-    return block_rows
+    return int(block_rows)
 
 
-def _mean_checked(arr: np.ndarray, name: str, rows: int) -> np.ndarray:
-    """Column means (E, k) in float64, checking finiteness block by block."""
+def _mean_checked(arr: np.ndarray, name: str, rows: int, *, measure: str | None = None) -> np.ndarray:
+    """Column means (E, k) in float64, checking finiteness block by block. With ``measure``
+    (e.g. "CKA"), an input that is zero everywhere (every member) raises ValueError."""
     E, n, k = arr.shape
     total = np.zeros((E, k))
+    nonzero = False
     for s in range(0, n, rows):
         blk = np.asarray(arr[:, s : s + rows], dtype=np.float64)
         if not np.isfinite(blk).all():
             raise ValueError(f"{name} contains NaN or infinite values")
+        nonzero = nonzero or bool(blk.any())
         total += blk.sum(axis=1)
+    if measure is not None and not nonzero:
+        raise ValueError(f"{name} is all zero (shape {arr.shape if E > 1 else arr.shape[1:]}): "
+                         f"zero features have no defined {measure}")
     return total / n
 
 
@@ -89,11 +96,13 @@ class _Moments:
     dy: np.ndarray | None
 
 
-def _moments(X, Y, *, rows, name_x, name_y, want_xx=True, want_yy=True, want_diag=False):
-    """Centred moments of X (E, n, p) and, unless Y is None, of Y (E', n, q) and X^T Y."""
+def _moments(X, Y, *, rows, name_x, name_y, want_xx=True, want_yy=True, want_diag=False,
+             measure: str | None = None):
+    """Centred moments of X (E, n, p) and, unless Y is None, of Y (E', n, q) and X^T Y.
+    ``measure`` names the measure for the all-zero-input error (None: no such check)."""
     n = X.shape[1]
-    mx = _mean_checked(X, name_x, rows)
-    my = _mean_checked(Y, name_y, rows) if Y is not None else None
+    mx = _mean_checked(X, name_x, rows, measure=measure)
+    my = _mean_checked(Y, name_y, rows, measure=measure) if Y is not None else None
     E = max(X.shape[0], Y.shape[0]) if Y is not None else X.shape[0]
     xx = np.zeros((X.shape[0], X.shape[2], X.shape[2])) if want_xx else None
     yy = np.zeros((Y.shape[0], Y.shape[2], Y.shape[2])) if (want_yy and Y is not None) else None

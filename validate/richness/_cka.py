@@ -4,6 +4,7 @@ the kernel similarity to initialisation S_init (Sec. 4.1)."""
 from __future__ import annotations
 
 import numpy as np
+from richlazy.theory.checks import as_psd_matrix
 
 from ._arrays import _block_rows, _fro2, _moments, _pair, _ratio, _ret, _to_numpy
 
@@ -49,11 +50,18 @@ def linear_cka(X, Y, *, debiased: bool = False, block_rows: int | None = None):
 
     Returns
     -------
-    float, or ndarray (E,) for batched input. NaN where either representation is constant.
+    float, or ndarray (E,) for batched input. NaN where either representation is constant
+    over the samples (a network whose features do not vary). An input that is zero everywhere
+    (every member of a stack) raises ValueError: zero features have no defined CKA.
     """
-    A, B, batched = _pair(X, Y, "X", "Y", min_rows=4 if debiased else 2)
+    return _linear_cka(X, Y, debiased=debiased, block_rows=block_rows, names=("X", "Y"))
+
+
+def _linear_cka(X, Y, *, debiased: bool, block_rows, names: tuple[str, str]):
+    """:func:`linear_cka`; error messages name the caller's arguments ``names``."""
+    A, B, batched = _pair(X, Y, names[0], names[1], min_rows=4 if debiased else 2)
     rows = _block_rows(A, block_rows)
-    m = _moments(A, B, rows=rows, name_x="X", name_y="Y", want_diag=debiased)
+    m = _moments(A, B, rows=rows, name_x=names[0], name_y=names[1], want_diag=debiased, measure="CKA")
     if debiased:
         hxy = _hsic_unbiased(_fro2(m.xy), m.dx, m.dy, m.n)
         hxx = _hsic_unbiased(_fro2(m.xx), m.dx, m.dx, m.n)
@@ -64,6 +72,15 @@ def linear_cka(X, Y, *, debiased: bool = False, block_rows: int | None = None):
     return _ret(_ratio(num, den), batched)
 
 
+def _check_kernel_stack(name: str, M: np.ndarray) -> None:
+    """Each member of the stack M (E, n, n) must be a non-zero positive semi-definite kernel."""
+    for e, Me in enumerate(M):
+        which = f"{name}[{e}]" if M.shape[0] > 1 else name
+        if not np.any(Me):
+            raise ValueError(f"{which} is all zero: a zero kernel has no defined CKA")
+        as_psd_matrix(which, Me)
+
+
 def cka(K, L, *, debiased: bool = False):
     """CKA between two n x n Gram (kernel) matrices, eq. (7) of seed 004. [MT]
 
@@ -71,7 +88,9 @@ def cka(K, L, *, debiased: bool = False):
     matrices use :func:`linear_cka`, which never forms K. ``debiased`` as in :func:`linear_cka`
     (unbiased HSIC U-statistic of Song et al. 2012 with the diagonals of K and L removed).
 
-    K, L : arrays (n, n) or (E, n, n), symmetric. Returns float or ndarray (E,).
+    K, L : arrays (n, n) or (E, n, n), symmetric positive semi-definite (ValueError with the
+    smallest eigenvalue otherwise) and not identically zero. Returns float or ndarray (E,); NaN
+    for a member whose kernel is constant (zero after centring).
     """
     Ka, Kb = _to_numpy(K, "K"), _to_numpy(L, "L")
     batched = Ka.ndim == 3 or Kb.ndim == 3
@@ -84,7 +103,9 @@ def cka(K, L, *, debiased: bool = False):
             raise ValueError(f"{name} contains NaN or infinite values")
         if not np.allclose(M, np.swapaxes(M, -1, -2), rtol=1e-8, atol=1e-12 * np.abs(M).max()):
             raise ValueError(f"{name} must be symmetric")
-        mats.append(M if M.ndim == 3 else M[None])
+        M = M if M.ndim == 3 else M[None]
+        _check_kernel_stack(name, M)
+        mats.append(M)
     Ka, Kb = mats
     n = Ka.shape[-1]
     if Kb.shape[-1] != n:
@@ -131,4 +152,5 @@ def s_init(features_init, features_learned, *, debiased: bool = False, block_row
     paper's S_init follows Yang & Hu 2021; for an NTK Gram use :func:`cka`). Smaller = the kernel
     moved more. Same shapes and estimators as :func:`linear_cka`. [MT]
     """
-    return linear_cka(features_init, features_learned, debiased=debiased, block_rows=block_rows)
+    return _linear_cka(features_init, features_learned, debiased=debiased, block_rows=block_rows,
+                       names=("features_init", "features_learned"))

@@ -4,6 +4,7 @@ simplex-ETF check NC2."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ def class_statistics(features, labels, *, n_classes: int | None = None) -> Class
         raise ValueError("labels must be non-negative integers")
     lab = lab.astype(np.int64)
     C = int(lab.max()) + 1 if n_classes is None else n_classes
-    if not (isinstance(C, int) and C >= 2) or lab.max() >= C:
+    if isinstance(C, bool) or not (isinstance(C, numbers.Integral) and C >= 2) or lab.max() >= C:
         raise ValueError(f"n_classes must be an int >= 2 covering all labels, got {n_classes!r}")
     Y = np.zeros(lab.shape + (C,))
     np.put_along_axis(Y, lab[..., None], 1.0, axis=-1)
@@ -74,9 +75,10 @@ def nc1(features, labels, *, n_classes: int | None = None, ridge: float = 1e-4, 
     NC1 = 0 under exact collapse (Σ_W = 0; Prop. 1). Σ_W, Σ_b as in :class:`ClassStatistics`.
     Returns float or ndarray (E,).
     """
-    if not (isinstance(ridge, float | int) and ridge >= 0 and math.isfinite(ridge)):
+    if isinstance(ridge, bool) or not (isinstance(ridge, numbers.Real) and ridge >= 0
+                                       and math.isfinite(ridge)):
         raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
-    if not (isinstance(rcond, float | int) and 0 <= rcond < 1):
+    if isinstance(rcond, bool) or not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
         raise ValueError(f"rcond must be in [0, 1), got {rcond!r}")
     st = class_statistics(features, labels, n_classes=n_classes)
     lam, V = np.linalg.eigh(st.sigma_b)

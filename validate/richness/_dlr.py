@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._arrays import _block_rows, _fro2, _moments, _orthonormal_columns, _pair, _ratio, _ret
+from ._arrays import _block_rows, _fro2, _mean_checked, _moments, _orthonormal_columns, _pair, _ratio, _ret
 
 __all__ = ["dlr"]
 
@@ -41,17 +41,20 @@ def dlr(
     block_rows : int, optional   rows per block (memory knob).
 
     Returns float, or ndarray (E,) for batched input (NaN for a member with constant features or
-    constant outputs).
+    constant outputs). ``features`` or ``outputs`` zero everywhere (every member of a stack)
+    raise ValueError: zero features have no defined D_LR.
     """
     Phi, F, batched = _pair(features, outputs, "features", "outputs")
     rows = _block_rows(Phi, block_rows)
     if not whiten_outputs:
-        m = _moments(Phi, F, rows=rows, name_x="features", name_y="outputs")
+        m = _moments(Phi, F, rows=rows, name_x="features", name_y="outputs", measure="D_LR")
         c = _ratio(_fro2(m.xy), np.sqrt(_fro2(m.xx) * _fro2(m.yy)))
         return _ret(1.0 - c, batched)
     Fm = np.asarray(F, dtype=np.float64)
     if not np.isfinite(Fm).all():
         raise ValueError("outputs contains NaN or infinite values")
+    _mean_checked(Phi, "features", rows, measure="D_LR")
+    _mean_checked(Fm, "outputs", rows, measure="D_LR")
     Fc = Fm - Fm.mean(axis=1, keepdims=True)
     bases = _orthonormal_columns(Fc, rtol=1e-10)
     vals = np.empty(max(Phi.shape[0], len(bases)))

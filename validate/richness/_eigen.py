@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +50,7 @@ def nystrom_eigen(features, *, rtol: float = 1e-10, block_rows: int | None = Non
     n > p. O(n p^2 + p^3) time, O(p^2) memory.
     """
     Phi, batched = _as_stack(features, "features")
-    if not (isinstance(rtol, float | int) and 0 <= rtol < 1):
+    if isinstance(rtol, bool) or not (isinstance(rtol, numbers.Real) and 0 <= rtol < 1):
         raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
     rows = _block_rows(Phi, block_rows)
     m = _moments(Phi, None, rows=rows, name_x="features", name_y="")

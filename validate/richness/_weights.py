@@ -17,6 +17,8 @@ initial weights W0 and displacements ΔW = W − W0, and return numpy arrays ove
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 
@@ -32,13 +34,22 @@ __all__ = [
 
 def _t(name, x, ndim):
     if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a real numeric array, got dtype {x.dtype}")
         x = torch.from_numpy(x)
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch tensor or numpy array, got {type(x).__name__}")
+    if x.is_complex() or x.dtype == torch.bool:
+        raise TypeError(f"{name} must be real, got dtype {x.dtype}")
     if x.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions (ensemble axis first), got shape "
                          f"{tuple(x.shape)}")
-    return x.detach().to("cpu", torch.float64)
+    if x.numel() == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {tuple(x.shape)}")
+    x = x.detach().to("cpu", torch.float64)
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return x
 
 
 def weight_alignment(W):
@@ -74,7 +85,7 @@ def alignment_of_top_units(W, a, *, fraction: float = 0.1):
     """Mean alignment of the ``fraction`` of units with the largest |a_i| among the a_i > 0 units
     and among the a_i < 0 units: two arrays (E,). These dominant units are the longest-trained
     ones, where the long-time limit of App. C.4 (alignment ±1) should show first."""
-    if not (isinstance(fraction, float | int) and 0 < fraction <= 1):
+    if isinstance(fraction, bool) or not (isinstance(fraction, numbers.Real) and 0 < fraction <= 1):
         raise ValueError(f"fraction must be a number in (0, 1], got {fraction!r}")
     cos = weight_alignment(W)
     a = _t("a", a, 2).numpy()

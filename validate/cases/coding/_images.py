@@ -174,7 +174,8 @@ def _theory(act, data, T, seed):
         info = (f"solve_sigmoid_general: converged={sol.converged}, "
                 f"{sol.n_codes if sol.converged else 0} codes ({sol.message})")
     else:
-        sol = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=8, seed=seed)
+        # maxiter counts stages: the 5-stage annealing schedule plus 8 neuron insertions
+        sol = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=seed)
         info = (f"solve_relu_outliers: converged={sol.converged}, {sol.n_outliers} outliers "
                 f"({sol.message})")
     if act == "sigmoid_erf" and not sol.converged:

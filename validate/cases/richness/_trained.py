@@ -55,14 +55,17 @@ def _one_sided(name: str, diffs, *, note: str, z_min: float = Z_MIN) -> Quantity
 
     diffs are per-seed paired differences; the standard error is their sample standard deviation
     over sqrt(#seeds). A degenerate (zero or undefined) standard error cannot support the claim:
-    it is recorded as infinite, so the quantity fails.
+    it is recorded as a failed quantity without a standard error (``compare`` itself rejects a
+    non-finite one).
     """
     d = np.asarray(diffs, dtype=float)
     mean, se = float(d.mean()), math.nan
     if d.size > 1 and np.isfinite(d).all():
         se = float(mean_se(d)[1])
-    if not se > 0:
-        se = math.inf
+    if not (math.isfinite(se) and se > 0):
+        return Quantity(f"{name} > 0", 0.0, mean, None, None, None, "gt", float(z_min), False,
+                        f"{note} [standard error undefined (zero spread or < 2 seeds): the claim "
+                        f"is not supported]")
     return compare(f"{name} > 0", 0.0, mean, stderr=se, kind="gt", tol=z_min, note=note)
 
 

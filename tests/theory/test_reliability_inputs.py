@@ -1,0 +1,159 @@
+"""Bad inputs to theory functions get a ValueError/TypeError naming the public argument
+(issue 12): indefinite kernels, inconsistent input kernels, complex arrays, unparsable table
+strings, maxiter/rtol out of range; numpy scalars are accepted as numbers."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from richlazy.theory import (
+    input_kernel,
+    nngp_posterior,
+    parse_table_expression,
+    rkhs_norm,
+    solve_linear_network,
+    solve_nngp,
+)
+from richlazy.theory.checks import as_psd_matrix
+
+
+def _problem(P=6, N0=10, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N0, P))
+    Y = np.where(np.arange(P)[:, None] % 2 == np.arange(2)[None, :], 1.0, -1.0)
+    return X, Y
+
+
+# ------------------------------------------------------------------------- PSD kernels
+
+
+def test_rkhs_norm_rejects_indefinite_kernel_with_its_smallest_eigenvalue():
+    K = np.array([[1.0, 2.0], [2.0, 1.0]])  # eigenvalues 3 and -1; used to return a number
+    with pytest.raises(ValueError, match=r"K must be positive semi-definite.*smallest eigenvalue is -1"):
+        rkhs_norm(K, np.array([1.0, 1.0]))
+    with pytest.raises(ValueError, match="K must be symmetric"):
+        rkhs_norm(np.array([[1.0, 0.5], [0.0, 1.0]]), np.ones(2))
+    with pytest.raises(ValueError, match="K must be square"):
+        rkhs_norm(np.ones((2, 3)), np.ones(2))
+
+
+def test_rkhs_norm_still_accepts_round_off_and_singular_kernels():
+    X, _ = _problem(P=8, N0=3)
+    K = input_kernel(X)  # rank 3: zero eigenvalues up to round-off
+    f = K @ np.ones(8)
+    assert np.isfinite(rkhs_norm(K, f)) and rkhs_norm(K, f) > 0
+    assert rkhs_norm(np.eye(3), np.array([1.0, 2.0, 2.0])) == pytest.approx(9.0)
+
+
+def test_as_psd_matrix_messages():
+    with pytest.raises(ValueError, match=r"G must be positive semi-definite.*smallest eigenvalue is -2"):
+        as_psd_matrix("G", -2.0 * np.eye(3))
+    with pytest.raises(TypeError, match="G must be real"):
+        as_psd_matrix("G", np.eye(2) * (1 + 1j))
+    with pytest.raises(ValueError, match="G must contain only finite"):
+        as_psd_matrix("G", np.full((2, 2), np.nan))
+    np.testing.assert_array_equal(as_psd_matrix("G", np.zeros((2, 2))), np.zeros((2, 2)))
+
+
+# ------------------------------------------------------------------------- solve_linear_network
+
+
+def test_linear_network_rejects_complex_K0_and_Y():
+    X, Y = _problem()
+    K0 = input_kernel(X)
+    with pytest.raises(TypeError, match="K0 must be real, got a complex array"):
+        solve_linear_network(K0.astype(complex), Y)
+    with pytest.raises(TypeError, match="Y must be real"):
+        solve_linear_network(K0, Y + 0j)
+
+
+@pytest.mark.parametrize("T", [0.0, 0.1])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(maxiter=0), ValueError, "maxiter must be >= 1, got 0"),
+        (dict(maxiter=-5), ValueError, "maxiter must be >= 1, got -5"),
+        (dict(maxiter=2.0), TypeError, "maxiter must be an integer"),
+        (dict(rtol=np.nan), ValueError, "rtol must be finite"),
+        (dict(rtol=0.0), ValueError, "rtol must be > 0"),
+    ],
+)
+def test_linear_network_validates_maxiter_and_rtol(T, kwargs, exc, match):
+    X, Y = _problem()
+    with pytest.raises(exc, match=match):
+        solve_linear_network(input_kernel(X), Y, T=T, **kwargs)
+
+
+def test_linear_network_budget_is_max_iterations_and_numpy_scalars_work():
+    from richlazy.theory import Status
+
+    X, Y = _problem()
+    K0 = input_kernel(X)
+    ok = solve_linear_network(K0, Y, T=np.float32(0.1), maxiter=np.int64(200), rtol=np.float32(1e-12))
+    assert ok.converged and ok.nit <= 200
+    cut = solve_linear_network(K0, Y, T=0.1, maxiter=1)
+    # hybr finishes the Jacobian it started: at most one iteration beyond the budget
+    assert cut.status is Status.MAX_ITERATIONS and "maxiter=1" in cut.message and cut.nit <= 2
+
+
+def test_linear_network_docstring_names_the_method_it_runs():
+    doc = solve_linear_network.__doc__
+    assert "hybr" in doc and "Newton-Krylov" not in doc
+
+
+# ------------------------------------------------------------------------- nngp_posterior
+
+
+def test_nngp_posterior_errors_name_public_arguments():
+    X, Y = _problem()
+    Xs = np.random.default_rng(1).standard_normal((10, 3))
+    K0, k0, kd = input_kernel(X), input_kernel(X, Xs), np.sum(Xs * Xs, axis=0) / 10
+    for act in ("linear", "relu", "erf"):
+        with pytest.raises(ValueError, match=r"k0_test_diag must be >= 0") as e:
+            nngp_posterior(K0, k0, -kd, Y, activation=act)
+        assert "c22" not in str(e.value)
+        with pytest.raises(ValueError, match=r"k0_cross is inconsistent with diag\(K0\) and k0_test_diag"):
+            nngp_posterior(K0, 10.0 * k0, kd, Y, activation=act)
+        with pytest.raises(ValueError, match="K0 must be positive semi-definite"):
+            nngp_posterior(-K0, k0, kd, Y, activation=act)
+    with pytest.raises(ValueError, match="activation='nope' is not a built-in activation"):
+        solve_nngp(K0, Y, activation="nope")
+    gp = solve_nngp(K0, Y, activation="relu")
+    with pytest.raises(ValueError, match="k_test_diag must be >= 0"):
+        gp.predict(k0, -kd)
+    with pytest.raises(ValueError, match=r"k0 is inconsistent with diag\(K0\) and k_test_diag"):
+        gp.predict(10.0 * k0, kd)
+    Kss = input_kernel(Xs)
+    with pytest.raises(ValueError, match="K0_ab is inconsistent with k_test_diag_a and k_test_diag_b"):
+        gp.test_kernel(k0, k0, 10.0 * Kss, kd, kd)
+    # consistent inputs still work (input kernels satisfy Cauchy-Schwarz up to round-off)
+    assert np.all(np.isfinite(nngp_posterior(K0, k0, kd, Y, activation="relu").mean))
+
+
+# ------------------------------------------------------------------------- parse_table_expression
+
+
+@pytest.mark.parametrize("text", ["1/0 +", "(", "", "a b"])
+def test_parse_table_expression_syntax_errors_are_value_errors(text):
+    with pytest.raises(ValueError, match=r"text must be a table expression .*could not parse"):
+        parse_table_expression(text)
+
+
+@pytest.mark.parametrize("text", ["1/0", "oo", "nan", "(1, 2)"])
+def test_parse_table_expression_rejects_non_finite_or_non_scalar(text):
+    with pytest.raises(ValueError, match="text must be a (finite|scalar) table expression"):
+        parse_table_expression(text)
+
+
+def test_parse_table_expression_never_runs_code():
+    with pytest.raises(ValueError, match="contains"):
+        parse_table_expression('__import__("os").getcwd()')
+    with pytest.raises(ValueError, match="contains"):
+        parse_table_expression("().__class__")
+    with pytest.raises(TypeError, match="text must be a str"):
+        parse_table_expression(3)
+
+
+def test_parse_table_expression_still_parses_tables():
+    e = parse_table_expression("N*d**2 + 1/D")
+    assert e.free_symbols == {sp.Symbol(n, positive=True) for n in ("N", "d", "D")}
+    assert isinstance(parse_table_expression("N < d**3"), sp.core.relational.Relational)

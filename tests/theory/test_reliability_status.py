@@ -1,0 +1,107 @@
+"""Status codes match their documentation and their diagnosis (issue 12): a spent iteration
+budget is Status.MAX_ITERATIONS, a breakdown NUMERICAL_FAILURE, and maxiter bounds the work."""
+
+import numpy as np
+import pytest
+from richlazy.theory import (
+    SolverError,
+    Status,
+    chernoff_energy,
+    solve_relu_outliers,
+    solve_sigmoid_toy,
+    solve_sigmoid_toy_populations,
+    toy_class_targets,
+)
+
+RHO = np.array([0.5, 0.25, 0.25])
+
+
+@pytest.mark.parametrize("maxiter", [1, 2, 5, 10])
+def test_chernoff_budget_is_max_iterations_not_bad_problem(maxiter):
+    # the issue's call: a Gaussian CGF, alpha = 2 well inside the range of Lambda'
+    r = chernoff_energy(2.0, lambda t: 0.5 * t**2, maxiter=maxiter)
+    assert r.status is Status.MAX_ITERATIONS and not r.converged
+    assert "maxiter" in r.message and "beyond the range" not in r.message
+    ok = chernoff_energy(2.0, lambda t: 0.5 * t**2)
+    assert ok.converged and float(ok.energy) == pytest.approx(2.0, rel=1e-10)
+
+
+def test_sigmoid_toy_finite_P_budget_is_max_iterations():
+    Yc = toy_class_targets(3, y_minus=0.5)
+    cut = solve_sigmoid_toy(RHO, Yc, P=60, activation="linear", maxiter=1, quad_nodes=16)
+    assert cut.status is Status.MAX_ITERATIONS and "ran out of maxiter=1" in cut.message
+    with pytest.raises(SolverError, match="maxiter=1"):
+        solve_sigmoid_toy(RHO, Yc, P=60, activation="linear", maxiter=1, quad_nodes=16, throw=True)
+    with pytest.raises(ValueError, match="maxiter must be >= 1"):
+        solve_sigmoid_toy(RHO, Yc, P=60, activation="linear", maxiter=0)
+
+
+def _correlated_problem(P=12, N0=40, seed=5):
+    rng = np.random.default_rng(seed)
+    lab = np.arange(P) % 3
+    means = rng.standard_normal((3, N0))
+    X = (means[lab] + 0.8 * rng.standard_normal((P, N0))).T
+    return X.T @ X / N0, toy_class_targets(3, y_minus=-0.5)[lab]
+
+
+def test_relu_outliers_maxiter_bounds_the_stages():
+    from richlazy.theory.coding import _relu_outliers
+
+    K0, Y = _correlated_problem()
+    calls = []
+    orig = _relu_outliers._penalised_stage
+
+    def counting(*args):
+        calls.append(args[-1])
+        return orig(*args)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_relu_outliers, "_penalised_stage", counting)
+    try:
+        cut = solve_relu_outliers(K0, Y, n_restarts=2, maxiter=1)
+    finally:
+        mp.undo()
+    # one stage per restart, at the final penalty (the schedule's last entry)
+    assert len(calls) == 2 and all(lam == pytest.approx(1e-4) for lam in calls)
+    assert cut.nit == 2 and "2 stages" in cut.message
+    assert cut.status is Status.MAX_ITERATIONS and "maxiter=1" in cut.message
+    with pytest.raises(ValueError, match="maxiter must be >= 1, got 0"):
+        solve_relu_outliers(K0, Y, maxiter=0)
+
+
+def test_relu_outliers_insertions_fit_in_the_budget():
+    """maxiter = 5 schedule stages + k insertions at T = 0: never more stages than maxiter."""
+    from richlazy.theory.coding import _relu_outliers
+
+    K0, Y = _correlated_problem()
+    n_stages = []
+    orig = _relu_outliers._penalised_stage
+
+    def counting(*args):
+        n_stages.append(1)
+        return orig(*args)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_relu_outliers, "_penalised_stage", counting)
+    try:
+        r = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=7)
+    finally:
+        mp.undo()
+    assert len(n_stages) == r.nit <= 7
+    assert r.converged or r.status is Status.MAX_ITERATIONS
+
+
+def test_populations_hybr_budget_is_max_iterations(monkeypatch):
+    from richlazy.theory.coding import _populations
+
+    s = solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=-0.5))
+    real_root = _populations.root
+
+    def capped(fun, x0, **kw):
+        kw["options"] = dict(kw["options"], maxfev=2)
+        return real_root(fun, x0, **kw)
+
+    monkeypatch.setattr(_populations, "root", capped)
+    r = solve_sigmoid_toy_populations(RHO, toy_class_targets(3, y_minus=-0.5), s.P_gamma,
+                                      s.a_gamma + 0.05, t0=s.t + 0.05)
+    assert r.status is Status.MAX_ITERATIONS and not r.converged
