@@ -74,6 +74,16 @@ def test_out_unwritable_folder_exit_2(tmp_path, capsys):
     assert "--out" in line and "not a writable folder" in line
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux procfs")
+def test_out_in_a_folder_nobody_can_write_exit_2(capsys):
+    # procfs refuses new folders even for root, so this case also runs where the test above skips
+    rc = _run_main(["validate", "--only", "coding/linear-toy", "--out", "/proc/self/richlazy-out",
+                    "--device", "cpu", "--quiet"])
+    assert rc == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "--out" in line and "not a writable folder" in line
+
+
 def test_run_suite_names_out_dir(tmp_path):
     from richlazy.validate import run_suite
 
