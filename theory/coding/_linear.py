@@ -22,7 +22,7 @@ import numpy as np
 from scipy import optimize
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_matrix, check_int, check_nonneg_float, check_pos_float
+from ..checks import as_float_matrix, as_psd_matrix, check_int, check_nonneg_float, check_pos_float
 from ._problem import _check_gram, _check_targets
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 
@@ -427,9 +427,24 @@ def linear_saddle_residuals(K0, Y, *, t, U, kernels, sigma_a2, T=0.0) -> dict:
     Returns a dict name -> residual, relative to the size of the terms. Used as the
     "residual of the U equation" check of the closed forms.
     """
-    L = len(kernels)
-    Ks = (K0,) + tuple(kernels)
+    K0 = as_psd_matrix("K0", K0)
+    Y = as_float_matrix("Y", Y, allow_1d=True)
+    if Y.shape[0] != K0.shape[0]:
+        raise ValueError(f"Y must have P = {K0.shape[0]} rows (one per input of K0), got shape {Y.shape}")
+    t = as_float_matrix("t", t, allow_1d=True)
+    if t.shape != Y.shape:
+        raise ValueError(f"t must have the shape of Y {Y.shape}, got {t.shape}")
     m = Y.shape[1]
+    U = as_psd_matrix("U", U)
+    if U.shape != (m, m):
+        raise ValueError(f"U must be ({m}, {m}) (one row per output), got shape {U.shape}")
+    kernels = tuple(as_psd_matrix(f"kernels[{i}]", k) for i, k in enumerate(kernels))
+    if not kernels or any(k.shape != K0.shape for k in kernels):
+        raise ValueError(f"kernels must be L >= 1 kernels of the shape of K0 {K0.shape}")
+    sigma_a2 = check_pos_float("sigma_a2", sigma_a2)
+    T = check_nonneg_float("T", T)
+    L = len(kernels)
+    Ks = (K0,) + kernels
     out = {}
     Kb = Ks[L - 1]
     M = np.eye(m) / sigma_a2 - t.T @ Kb @ t

@@ -117,6 +117,7 @@ def locate_code_transition(y_lo: float, y_hi: float, *, ratios, y_plus: float = 
     atol = renamed_option("atol", atol, "xtol", xtol, default=1e-4)
     rho = as_float_array("ratios", ratios, ndim=1)
     atol = check_pos_float("atol", atol)
+    y_lo, y_hi = check_real("y_lo", y_lo), check_real("y_hi", y_hi)
 
     def codes(y):
         s = solve_sigmoid_toy(rho, toy_class_targets(rho.size, y_plus=y_plus, y_minus=y),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import integrate, special, stats
 
-from ..checks import check_int, check_pos_float
+from ..checks import as_float_array, check_int, check_pos_float
 
 __all__ = [
     "bayes_accuracy",
@@ -44,11 +44,8 @@ def _sigma2(v):
 
 
 def _pairs(z1, z2):
-    try:
-        z1 = np.asarray(z1, dtype=float)
-        z2 = np.asarray(z2, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("z1 and z2 must be real arrays of shape (..., d)") from None
+    z1 = as_float_array("z1", z1, finite=False)
+    z2 = as_float_array("z2", z2, finite=False)
     if z1.ndim < 1 or z1.shape != z2.shape or z1.shape[-1] < 1:
         raise ValueError(f"z1 and z2 must have the same shape (..., d), got {z1.shape}, {z2.shape}")
     if not (np.all(np.isfinite(z1)) and np.all(np.isfinite(z2))):
@@ -113,10 +110,7 @@ def llr_memorising(z1, z2, symbols, sigma2: float):
     """
     z1, z2 = _pairs(z1, z2)
     s = _sigma2(sigma2)
-    try:
-        S = np.asarray(symbols, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("symbols must be a real (L, d) array") from None
+    S = as_float_array("symbols", symbols)
     d = z1.shape[-1]
     if S.ndim != 2 or S.shape[1] != d or S.shape[0] < 2:
         raise ValueError(f"symbols must have shape (L, {d}) with L >= 2, got {S.shape}")

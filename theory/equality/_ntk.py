@@ -24,7 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, linalg, special
 
-from ..checks import as_float_matrix, as_rng, check_int, check_nonneg_float, check_pos_float, renamed_option
+from ..checks import (
+    as_float_array,
+    as_float_matrix,
+    as_rng,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+    renamed_option,
+)
 
 __all__ = [
     "KernelAccuracy",
@@ -177,7 +185,7 @@ def kernel_regression_predict(train_x, train_y, test_x, *, kernel: str = "ntk",
     """
     Xtr = _points("train_x", train_x)
     Xte = _points("test_x", test_x, Xtr.shape[1])
-    y = np.asarray(train_y, dtype=float)
+    y = as_float_array("train_y", train_y)
     if y.shape != (Xtr.shape[0],) or not np.all((y == 0) | (y == 1)):
         raise ValueError(f"train_y must be {Xtr.shape[0]} labels in {{0, 1}}, got shape {y.shape}")
     ridge = check_nonneg_float("ridge", ridge)
@@ -216,7 +224,7 @@ def kernel_gradient_descent(train_x, train_y, test_x, *, p=None, kernel: str = "
     """
     Xtr = _points("train_x", train_x)
     Xte = _points("test_x", test_x, Xtr.shape[1])
-    y = np.asarray(train_y, dtype=float)
+    y = as_float_array("train_y", train_y)
     if y.shape != (Xtr.shape[0],) or not np.all((y == 0) | (y == 1)):
         raise ValueError(f"train_y must be {Xtr.shape[0]} labels in {{0, 1}}, got shape {y.shape}")
     if p is None:

@@ -519,13 +519,13 @@ def readout_drift_ratio(omega1_plus, omega2_plus, omega1_minus, omega2_minus) ->
     over the a > 0 units (the seed's heuristic gives ≈ 2 for L >= 3, 1 for L = 2).
     """
 
-    def drift(o1, o2, name):
-        o1 = np.asarray(o1, dtype=float)
-        o2 = np.asarray(o2, dtype=float)
-        if o1.ndim != 2 or o1.shape != o2.shape or o1.shape[1] < 2:
+    def drift(o1, o2, name1, name2):
+        o1 = as_float_array(name1, o1)
+        o2 = as_float_array(name2, o2)
+        if o1.ndim != 2 or o1.shape != o2.shape or o1.shape[1] < 2 or o1.shape[0] < 1:
             raise ValueError(
-                f"{name} coordinates must be two (n_units, L) arrays with L >= 2, "
-                f"got shapes {o1.shape} and {o2.shape}"
+                f"the walker coordinates must be two non-empty (n_units, L) arrays of the same shape "
+                f"with L >= 2, got {name1} {o1.shape} and {name2} {o2.shape}"
             )
         L = o1.shape[1]
         norm = np.sqrt(np.sum(o1**2 + o2**2, axis=1, keepdims=True))
@@ -537,6 +537,6 @@ def readout_drift_ratio(omega1_plus, omega2_plus, omega1_minus, omega2_minus) ->
         diff = pre[:, ~eye].sum(axis=1) / (2 * L * (L - 1))
         return same - diff
 
-    dp = drift(omega1_plus, omega2_plus, "positive-readout")
-    dm = drift(omega1_minus, omega2_minus, "negative-readout")
+    dp = drift(omega1_plus, omega2_plus, "omega1_plus", "omega2_plus")
+    dm = drift(omega1_minus, omega2_minus, "omega1_minus", "omega2_minus")
     return float(np.mean(np.abs(dm)) / np.mean(np.abs(dp)))

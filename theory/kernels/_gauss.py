@@ -93,6 +93,8 @@ def _check_activation(activation, name: str = "activation", *, allow_callable: b
 
 def _as_float_array(x, name: str) -> np.ndarray:
     """Convert to a finite float64 array, naming the argument on failure."""
+    if np.iscomplexobj(x):  # np.asarray(dtype=float) would silently drop the imaginary part
+        raise TypeError(f"{name} must be real; got a complex value")
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -1,0 +1,437 @@
+"""Example calls for the public names of richlazy.simulate (see _examples.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ._common import (  # noqa: F401
+    _TINY_CASE,
+    _X,
+    _Y,
+    RHO,
+    Example,
+    _chernoff_cgf,
+    _curves,
+    _erf_post,
+    _g,
+    _gamma_setup,
+    _idx_file,
+    _lin_solution,
+    _mlp,
+    _posterior,
+    _relu_toy,
+    _report,
+    _rng,
+    _sd_pairs,
+    _sig_toy,
+    _spd,
+    _spec,
+    _sweep,
+    _task,
+    _toy_targets,
+    _with_tiny_case,
+    ex,
+)
+
+SIMULATE: dict[str, Example] = {}
+E = SIMULATE
+
+# simulate
+E["simulate.make_generator"] = ex(lambda t: dict(seed=3, device="cpu"), seed="seed", device="device")
+E["simulate.resolve_device"] = ex(lambda t: dict(device="cpu"), device="device")
+E["simulate.resolve_dtype"] = ex(lambda t: dict(dtype=torch.float64), dtype="dtype")
+E["simulate.activation_pair"] = ex(lambda t: dict(name="erf"), name="choice")
+E["simulate.gamma_learning_rate"] = ex(
+    lambda t: dict(gamma=torch.tensor([0.1, 1.0]), d_eff=4.0, alpha0=0.1),
+    gamma="pos_tensor_grid",
+    d_eff="pos_float",
+    alpha0="pos_float",
+)
+E["simulate.gamma_mlp_output"] = ex(
+    lambda t: (
+        lambda W0a0: dict(
+            x=torch.randn(2, 3, 4, generator=_g(5)),
+            W0=W0a0[0],
+            a0=W0a0[1],
+            dW=torch.zeros_like(W0a0[0]),
+            da=torch.zeros_like(W0a0[1]),
+            gamma=torch.tensor([0.5, 1.0]),
+            d_eff=2.0,
+            chunk=16,
+        )
+    )(__import__("richlazy.simulate", fromlist=["x"]).init_gamma_mlp(2, 4, 5, generator=_g(4))),
+    x="tensor",
+    gamma="pos_tensor",
+    d_eff="pos_float",
+    chunk="pos_int",
+)
+E["simulate.init_gamma_mlp"] = ex(
+    lambda t: dict(n_members=2, in_dim=4, width=5, generator=_g(4)),
+    n_members="pos_int",
+    in_dim="pos_int",
+    width="pos_int",
+    generator="generator",
+    dtype="dtype",
+)
+E["simulate.lazy_gamma"] = ex(lambda t: dict(d=4.0), d="pos_float")
+E["simulate.train_gamma_mlp"] = ex(
+    lambda t: (
+        lambda s: dict(
+            sample_batch=s[0],
+            x_test=s[1],
+            y_test=s[2],
+            gamma=torch.tensor([0.5, 1.0]),
+            d_eff=2.0,
+            width=4,
+            steps=3,
+            eval_every=1,
+            generator=_g(3),
+        )
+    )(_gamma_setup()),
+    sample_batch="callable",
+    x_test="tensor",
+    gamma="pos_tensor",
+    d_eff="pos_float",
+    width="pos_int",
+    alpha0="pos_float",
+    steps="pos_int",
+    eval_every="pos_int",
+    generator="generator",
+    dtype="dtype",
+)
+E["simulate.TwoLayerErfPosterior"] = ex(
+    lambda t: (lambda Xy: dict(X=Xy[0], y=Xy[1], N=3, kappa=0.5, sigma_w2=1.0, sigma_a2=1.0, chi=1.0))(
+        __import__("richlazy.simulate", fromlist=["x"]).hermite_target_data(10, 4, generator=_g(0))
+    ),
+    X="tensor",
+    y="tensor",
+    N="pos_int",
+    kappa="pos_float",
+    sigma_w2="pos_float",
+    sigma_a2="pos_float",
+    chi="pos_float",
+)
+E["simulate.init_mlp_ensemble"] = ex(
+    lambda t: dict(
+        n_members=2,
+        d_in=3,
+        width=4,
+        n_out=1,
+        depth=2,
+        generator=_g(1),
+        gain=1.4,
+        output_scale=1.0,
+        dtype=torch.float64,
+        device="cpu",
+    ),
+    n_members="pos_int",
+    d_in="pos_int",
+    width="pos_int",
+    n_out="pos_int",
+    depth="pos_int",
+    generator="generator",
+    gain="pos_float",
+    output_scale="pos_float",
+    dtype="dtype",
+    device="device",
+)
+E["simulate.mlp_forward"] = ex(
+    lambda t: dict(params=_mlp(), X=torch.randn(5, 3, generator=_g(2), dtype=torch.float64)), X="tensor"
+)
+E["simulate.train_mlp_ensemble"] = ex(
+    lambda t: dict(
+        params=_mlp(),
+        X=torch.randn(5, 3, generator=_g(2), dtype=torch.float64),
+        Y=torch.randn(5, 1, generator=_g(3), dtype=torch.float64),
+        lr=0.01,
+        steps=3,
+        batch_size=2,
+        generator=_g(4),
+        record_every=1,
+        num_threads=1,
+    ),
+    X="tensor",
+    Y="tensor",
+    lr="pos_float",
+    steps="pos_int",
+    alpha="pos_float",
+    batch_size="pos_int",
+    weight_decay="nonneg_float",
+    generator="generator",
+    record_every="pos_int",
+    num_threads="pos_int",
+)
+E["simulate.NetworkPosterior"] = ex(
+    lambda t: (
+        lambda task: dict(
+            spec=_spec(m=3),
+            X=task.X,
+            Y=task.Y,
+            T=0.1,
+            sigma_a2=1.0,
+            sigma_w2=1.0,
+            device="cpu",
+            dtype=torch.float64,
+        )
+    )(_task()),
+    X="matrix",
+    Y="matrix",
+    T="pos_float",
+    sigma_a2="pos_float",
+    sigma_w2="pos_float",
+    device="device",
+    dtype="dtype",
+)
+E["simulate.NetworkSpec"] = ex(
+    lambda t: dict(N0=8, N=5, L=1, m=3, activation="erf", regime="nonlazy"),
+    N0="pos_int",
+    N="pos_int",
+    L="pos_int",
+    m="pos_int",
+    activation="choice",
+    regime="choice",
+)
+E["simulate.atomic_torch_save"] = ex(lambda t: dict(obj={"a": torch.zeros(2)}, path=t / "x.pt"))
+E["simulate.atomic_write"] = ex(
+    lambda t: dict(path=t / "x.txt", write=lambda f: f.write(b"x"), mode=0o644), write="callable"
+)
+E["simulate.run_chain"] = ex(
+    lambda t: (
+        lambda post: dict(
+            state=__import__("richlazy.simulate", fromlist=["x"]).langevin_init(
+                post.sample_prior(2, generator=_g(0))
+            ),
+            step_fn=lambda s, g, post=post: __import__("richlazy.simulate", fromlist=["x"]).langevin_step(
+                s, post, step_size=1e-3, generator=g
+            ),
+            n_steps=4,
+            generator=_g(1),
+            burn_in=1,
+            thin=1,
+            progress=False,
+        )
+    )(_posterior()),
+    step_fn="callable",
+    n_steps="pos_int",
+    generator="generator",
+    burn_in="nonneg_int",
+    thin="pos_int",
+    checkpoint_every="pos_int",
+    divergence_check_every="pos_int",
+)
+E["simulate.langevin_init"] = ex(lambda t: dict(theta=torch.zeros(2, 3, dtype=torch.float64)), theta="tensor")
+E["simulate.langevin_step"] = ex(
+    lambda t: (
+        lambda post: dict(
+            state=__import__("richlazy.simulate", fromlist=["x"]).langevin_init(
+                post.sample_prior(2, generator=_g(0))
+            ),
+            potential=post,
+            step_size=1e-3,
+            generator=_g(1),
+            beta=0.5,
+        )
+    )(_posterior()),
+    step_size="pos_float",
+    generator="generator",
+    beta="pos_float",
+    noise_dtype="dtype",
+)
+E["simulate.paper_step_size"] = ex(lambda t: dict(dt=0.01, T=0.1), dt="pos_float", T="pos_float")
+E["simulate.load_image_classification"] = ex(
+    lambda t: dict(name="digits", classes=(0, 1), n_train=6, n_test=4, seed=0),
+    name="choice",
+    n_train="pos_int",
+    n_test="pos_int",
+    seed="seed",
+    downsample="pos_int",
+)
+E["simulate.one_hot_targets"] = ex(
+    lambda t: dict(labels=np.array([0, 2, 1]), n_classes=3, y_plus=1.0, y_minus=-0.5),
+    labels="labels",
+    n_classes="pos_int",
+    y_plus="real",
+    y_minus="real",
+    accepted={("labels", "empty"): "no labels give an empty (0, n_classes) target"},
+)
+E["simulate.read_idx"] = ex(lambda t: dict(path=_idx_file(t)))
+E["simulate.one_sided_pentominoes"] = ex(lambda t: dict())
+E["simulate.pentomino_batch"] = ex(
+    lambda t: dict(shape_ids=torch.tensor([[0, 1, 2], [3, 4, 5]]), batch_size=4, generator=_g(0)),
+    batch_size="pos_int",
+    n_patches="count2",
+    blur_sigma="nonneg_float",
+    generator="generator",
+)
+E["simulate.pentomino_canonical_id"] = ex(lambda t: dict(cells=[(0, 0), (0, 1), (0, 2), (0, 3), (0, 4)]))
+E["simulate.psvrt_batch"] = ex(
+    lambda t: dict(
+        patterns=__import__("richlazy.simulate", fromlist=["x"])
+        .psvrt_patterns(4, 3, generator=_g(0))[None]
+        .repeat(2, 1, 1, 1),
+        batch_size=4,
+        n_patches=3,
+        generator=_g(1),
+    ),
+    batch_size="pos_int",
+    n_patches="count2",
+    generator="generator",
+)
+E["simulate.psvrt_patterns"] = ex(
+    lambda t: dict(n=4, patch_size=3, generator=_g(0), device="cpu"),
+    n="pos_int",
+    patch_size="pos_int",
+    generator="generator",
+    device="device",
+)
+E["simulate.psvrt_test_batch"] = ex(
+    lambda t: dict(n_tasks=2, n=4, patch_size=3, n_patches=3, generator=_g(0), device="cpu"),
+    n_tasks="pos_int",
+    n="pos_int",
+    patch_size="pos_int",
+    n_patches="count2",
+    generator="generator",
+    device="device",
+)
+E["simulate.sd_symbols"] = ex(
+    lambda t: dict(n_tasks=2, L=3, d=2, generator=_g(0), device="cpu"),
+    n_tasks="pos_int",
+    L="count2",
+    d="pos_int",
+    generator="generator",
+    device="device",
+    dtype="dtype",
+)
+E["simulate.sd_test_batch"] = ex(
+    lambda t: dict(n_tasks=2, n=4, d=2, sigma2=0.1, generator=_g(0), device="cpu"),
+    n_tasks="pos_int",
+    n="pos_int",
+    d="pos_int",
+    sigma2="nonneg_float",
+    generator="generator",
+    device="device",
+    dtype="dtype",
+)
+E["simulate.sd_train_batch"] = ex(
+    lambda t: dict(
+        symbols=__import__("richlazy.simulate", fromlist=["x"]).sd_symbols(2, 3, 2, generator=_g(0)),
+        batch_size=4,
+        sigma2=0.1,
+        generator=_g(1),
+    ),
+    symbols="tensor",
+    batch_size="pos_int",
+    sigma2="nonneg_float",
+    generator="generator",
+)
+E["simulate.split_pentominoes"] = ex(
+    lambda t: dict(n_train=6, generator=_g(0)), n_train="pos_int", generator="generator"
+)
+E["simulate.orthogonal_toy_task"] = ex(
+    lambda t: dict(P=6, N0=8, ratios=RHO, y_plus=1.0, y_minus=-0.5, seed=0),
+    P="pos_int",
+    N0="pos_int",
+    ratios="ratios",
+    y_plus="real",
+    y_minus="real",
+    seed="seed",
+)
+E["simulate.hermite_target_data"] = ex(
+    lambda t: dict(P=6, d=3, generator=_g(0), degree=3, n_sets=2, device="cpu", dtype=torch.float64),
+    P="pos_int",
+    d="pos_int",
+    generator="generator",
+    degree="pos_int",
+    n_sets="pos_int",
+    device="device",
+    dtype="dtype",
+)
+E["simulate.TiltedProposal"] = ex(
+    lambda t: dict(tau=0.5, d=4, eps=0.05, points_per_width=2.0),
+    tau="nonneg_float",
+    d="count2",
+    eps="prob",
+    points_per_width="pos_float",
+)
+E["simulate.direct_mc_log_z1"] = ex(
+    lambda t: dict(taus=[0.1, 0.5], d=4, n=200, seed=0, chunk=100),
+    taus="nonneg_grid",
+    d="count2",
+    n="pos_int",
+    seed="seed",
+    chunk="pos_int",
+)
+E["simulate.direct_mc_probability"] = ex(
+    lambda t: dict(alpha=0.05, d=4, N=3, chi=1.0, n_net=200, seed=0, chunk=100),
+    alpha="pos_float",
+    d="count2",
+    N="pos_int",
+    chi="pos_float",
+    n_net="pos_int",
+    seed="seed",
+    chunk="pos_int",
+)
+E["simulate.neuron_g2"] = ex(
+    lambda t: dict(w_par=np.array([0.1, 0.5]), r=np.array([0.2, 1.0])), w_par="grid", r="nonneg_grid"
+)
+E["simulate.prior_log_density"] = ex(
+    lambda t: dict(w_abs=np.array([0.1, 0.5]), u=np.array([0.2, 1.0]), d=4),
+    w_abs="nonneg_grid",
+    u="grid",
+    d="count2",
+)
+E["simulate.prior_rare_event_is"] = ex(
+    lambda t: dict(alpha=0.05, d=4, N=3, chi=1.0, tau_prop=0.5, n_net=200, seed=0, chunk=100),
+    alpha="pos_float",
+    d="count2",
+    N="pos_int",
+    chi="pos_float",
+    tau_prop="nonneg_float",
+    n_net="pos_int",
+    seed="seed",
+    eps="prob",
+    chunk="pos_int",
+)
+E["simulate.weighted_mean_se"] = ex(
+    lambda t: dict(x=np.array([1.0, 2.0, 3.0]), weight=np.array([0.2, 0.5, 0.3])),
+    x="vector",
+    weight="nonneg_array",
+)
+E["simulate.weighted_ratio_se"] = ex(
+    lambda t: dict(
+        num=np.array([1.0, 2.0, 3.0]), den=np.array([2.0, 1.0, 3.0]), weight=np.array([0.2, 0.5, 0.3])
+    ),
+    num="vector",
+    den="vector",
+    weight="nonneg_array",
+)
+
+# methods of public classes (the calls a user makes on the objects)
+E["simulate.NetworkPosterior.grad"] = ex(
+    lambda t: (lambda post: dict(post=post, theta=post.sample_prior(2, generator=_g(0))))(_posterior()),
+    call=lambda post, theta: post.grad(theta),
+    theta="theta",
+)
+E["simulate.NetworkPosterior.sample_prior"] = ex(
+    lambda t: dict(post=_posterior(), n_chains=2, generator=_g(0)),
+    call=lambda post, n_chains, generator: post.sample_prior(n_chains, generator=generator),
+    n_chains="pos_int",
+    generator="generator",
+)
+E["simulate.TwoLayerErfPosterior.grad"] = ex(
+    lambda t: (lambda post: dict(post=post, theta=post.sample_prior(2, generator=_g(0))))(_erf_post()),
+    call=lambda post, theta: post.grad(theta),
+    theta="theta",
+)
+E["simulate.TiltedProposal.sample"] = ex(
+    lambda t: dict(
+        prop=__import__("richlazy.simulate", fromlist=["x"]).TiltedProposal(0.5, 4, points_per_width=2.0),
+        n=10,
+        seed=0,
+    ),
+    call=lambda prop, n, seed: prop.sample(n, seed),
+    n="pos_int",
+    seed="seed",
+    accepted={("n", "zero"): "n=0 draws no samples (an empty batch)"},
+)

@@ -1,0 +1,712 @@
+"""Example calls for the public names of richlazy.theory (see _examples.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import (  # noqa: F401
+    _TINY_CASE,
+    _X,
+    _Y,
+    RHO,
+    Example,
+    _chernoff_cgf,
+    _curves,
+    _erf_post,
+    _g,
+    _gamma_setup,
+    _idx_file,
+    _lin_solution,
+    _mlp,
+    _posterior,
+    _relu_toy,
+    _report,
+    _rng,
+    _sd_pairs,
+    _sig_toy,
+    _spd,
+    _spec,
+    _sweep,
+    _task,
+    _toy_targets,
+    _with_tiny_case,
+    ex,
+)
+
+THEORY: dict[str, Example] = {}
+E = THEORY
+
+# theory.kernels
+E["theory.gauss_hermite_nodes"] = ex(lambda t: dict(n=8), n="pos_int")
+E["theory.gaussian_expectation"] = ex(
+    lambda t: dict(f=np.tanh, mean=0.2, var=0.5, n_nodes=16),
+    f="callable",
+    mean="real",
+    var="nonneg_float",
+    n_nodes="pos_int",
+)
+E["theory.gaussian_pair_expectation"] = ex(
+    lambda t: dict(f=np.tanh, g=np.sin, c11=1.0, c12=0.3, c22=0.8, m1=0.1, m2=-0.1, n_nodes=16),
+    f="callable",
+    g="callable",
+    c11="nonneg_float",
+    c12="offdiag",
+    c22="nonneg_float",
+    m1="real",
+    m2="real",
+    n_nodes="pos_int",
+)
+E["theory.phi"] = ex(
+    lambda t: dict(z=np.array([-1.0, 0.0, 2.0]), activation="erf"), z="grid", activation="choice"
+)
+E["theory.phi_prime"] = ex(
+    lambda t: dict(z=np.array([-1.0, 0.0, 2.0]), activation="erf"), z="grid", activation="choice"
+)
+E["theory.deep_nngp_cross_kernel"] = ex(
+    lambda t: dict(
+        k0_diag_a=np.array([1.0, 0.9]),
+        K0_ab=np.array([[0.3, 0.2], [0.1, 0.4]]),
+        k0_diag_b=np.array([1.1, 0.8]),
+        activation="erf",
+        depth=2,
+        sigma_w2=1.2,
+        n_nodes=16,
+    ),
+    k0_diag_a="nonneg_array",
+    K0_ab="matrix",
+    k0_diag_b="nonneg_array",
+    activation="choice",
+    depth="pos_int",
+    sigma_w2="nonneg_float",
+    n_nodes="pos_int",
+)
+E["theory.deep_nngp_kernel"] = ex(
+    lambda t: dict(K0=_spd(3), activation="erf", depth=2, sigma_w2=1.2, n_nodes=16),
+    K0="psd_matrix",
+    activation="choice",
+    depth="pos_int",
+    sigma_w2="nonneg_float",
+    n_nodes="pos_int",
+)
+E["theory.derivative_expectation"] = ex(
+    lambda t: dict(c11=1.0, c12=0.3, c22=0.8, activation="erf"),
+    c11="nonneg_float",
+    c12="offdiag",
+    c22="nonneg_float",
+    activation="choice",
+)
+E["theory.mean_activation"] = ex(
+    lambda t: dict(mean=0.2, var=0.5, activation="erf", n_nodes=16),
+    mean="real",
+    var="nonneg_float",
+    activation="choice",
+    n_nodes="pos_int",
+)
+E["theory.nngp_cross_kernel"] = ex(
+    lambda t: dict(
+        k_diag_a=np.array([1.0, 0.9]),
+        K_ab=np.array([[0.3, 0.2], [0.1, 0.4]]),
+        k_diag_b=np.array([1.1, 0.8]),
+        activation="erf",
+        sigma_w2=1.2,
+        n_nodes=16,
+    ),
+    k_diag_a="nonneg_array",
+    K_ab="matrix",
+    k_diag_b="nonneg_array",
+    activation="choice",
+    sigma_w2="nonneg_float",
+    n_nodes="pos_int",
+)
+E["theory.nngp_expectation"] = ex(
+    lambda t: dict(c11=1.0, c12=0.3, c22=0.8, activation="erf", n_nodes=16),
+    c11="nonneg_float",
+    c12="offdiag",
+    c22="nonneg_float",
+    activation="choice",
+    n_nodes="pos_int",
+)
+E["theory.nngp_kernel"] = ex(
+    lambda t: dict(K=_spd(3), activation="erf", sigma_w2=1.2, n_nodes=16),
+    K="psd_matrix",
+    activation="choice",
+    sigma_w2="nonneg_float",
+    n_nodes="pos_int",
+)
+E["theory.relu_ntk"] = ex(
+    lambda t: dict(c11=1.0, c12=0.3, c22=0.8, sigma_w2=1.2, sigma_a2=0.7),
+    c11="nonneg_float",
+    c12="offdiag",
+    c22="nonneg_float",
+    sigma_w2="nonneg_float",
+    sigma_a2="nonneg_float",
+)
+E["theory.relu_ntk_unit_sphere"] = ex(lambda t: dict(rho=np.array([-0.5, 0.1, 0.9])), rho="corr")
+E["theory.two_layer_ntk"] = ex(
+    lambda t: dict(c11=1.0, c12=0.3, c22=0.8, activation="erf", sigma_w2=1.2, sigma_a2=0.7),
+    c11="nonneg_float",
+    c12="offdiag",
+    c22="nonneg_float",
+    activation="choice",
+    sigma_w2="nonneg_float",
+    sigma_a2="nonneg_float",
+)
+E["theory.saddle_moments"] = ex(
+    lambda t: dict(h=np.array([0.1, -0.2]), activation="erf"), h="grid", activation="choice"
+)
+E["theory.tilted_density"] = ex(
+    lambda t: dict(z=np.array([0.0, 0.5]), h=0.3, activation="erf", n_nodes=31),
+    z="grid",
+    h="real",
+    activation="choice",
+    n_nodes="pos_int",
+)
+E["theory.tilted_moments"] = ex(
+    lambda t: dict(h=np.array([0.1, -0.2]), activation="erf", n_nodes=31),
+    h="grid",
+    activation="choice",
+    n_nodes="pos_int",
+)
+E["theory.tilted_moments_quad"] = ex(
+    lambda t: dict(h=np.array([0.1, -0.2]), activation="erf"), h="grid", activation="choice"
+)
+
+# theory.coding
+E["theory.nngp_posterior"] = ex(
+    lambda t: dict(
+        K0=_spd(4),
+        k0_cross=_X(4, 2, 1) * 0.3,
+        k0_test_diag=np.array([1.0, 1.2]),
+        Y=_Y(4, 2),
+        activation="erf",
+        depth=1,
+        sigma_a2=1.0,
+        sigma_w2=1.0,
+        noise=0.01,
+    ),
+    K0="psd_matrix",
+    k0_cross="matrix",
+    k0_test_diag="nonneg_array",
+    Y="matrix",
+    activation="choice",
+    depth="pos_int",
+    sigma_a2="pos_float",
+    sigma_w2="pos_float",
+    noise="nonneg_float",
+)
+E["theory.solve_nngp"] = ex(
+    lambda t: dict(K0=_spd(4), Y=_Y(4, 2), activation="erf", depth=1, sigma_a2=1.0, sigma_w2=1.0, noise=0.01),
+    K0="psd_matrix",
+    Y="matrix",
+    activation="choice",
+    depth="pos_int",
+    sigma_a2="pos_float",
+    sigma_w2="pos_float",
+    noise="nonneg_float",
+)
+E["theory.default_sigma_a2"] = ex(
+    lambda t: dict(P=4, L=1, activation="linear"), P="pos_int", L="pos_int", activation="choice"
+)
+E["theory.input_kernel"] = ex(lambda t: dict(X=_X(), X2=_X(6, 2, 1)), X="matrix", X2="matrix")
+E["theory.linear_saddle_residuals"] = ex(
+    lambda t: (lambda s: dict(K0=s.K0, Y=s.Y, t=s.t, U=s.U, kernels=s.kernels, sigma_a2=s.sigma_a2, T=0.0))(
+        _lin_solution()
+    ),
+    K0="psd_matrix",
+    Y="matrix",
+    t="matrix",
+    U="psd_matrix",
+    sigma_a2="pos_float",
+    T="nonneg_float",
+)
+E["theory.solve_linear_network"] = ex(
+    lambda t: dict(K0=_spd(4), Y=_Y(4, 2), L=1, sigma_a2=0.5, T=0.01, rtol=1e-10, maxiter=50),
+    K0="psd_matrix",
+    Y="matrix",
+    L="pos_int",
+    sigma_a2="pos_float",
+    T="nonneg_float",
+    rtol="pos_float",
+    maxiter="pos_int",
+)
+E["theory.solve_U"] = ex(
+    lambda t: dict(G=_spd(2), sigma_a2=0.5, L=1, rank_rtol=1e-10),
+    G="psd_matrix",
+    sigma_a2="pos_float",
+    L="pos_int",
+    rank_rtol="nonneg_float",
+)
+E["theory.relu_stability_margin"] = ex(
+    lambda t: dict(t=np.array([[1.0, 0.2], [-0.5, 0.4]]), ratios=np.array([0.5, 0.5])),
+    t="matrix",
+    ratios="ratios",
+)
+E["theory.solve_relu_outliers"] = ex(
+    lambda t: dict(
+        K0=np.eye(6),
+        Y=_toy_targets()[np.arange(6) % 3],
+        sigma_a2=1.0 / 6,
+        T=0.0,
+        n_restarts=1,
+        seed=0,
+        maxiter=2,
+    ),
+    K0="psd_matrix",
+    Y="matrix",
+    sigma_a2="pos_float",
+    T="nonneg_float",
+    n_restarts="pos_int",
+    seed="seed",
+    maxiter="pos_int",
+)
+E["theory.solve_relu_toy"] = ex(
+    lambda t: dict(ratios=[0.5, 0.5], class_targets=[[1.0], [-1.0]], P=None),
+    ratios="ratios",
+    class_targets="matrix",
+)
+E["theory.code_transitions"] = ex(
+    lambda t: (lambda s: dict(y_minus_values=[0.3, 0.4], solutions=[s, s], min_weight=1e-6))(_sig_toy()),
+    y_minus_values="grid",
+    min_weight="pos_float",
+)
+E["theory.locate_code_transition"] = ex(
+    lambda t: dict(y_lo=0.45, y_hi=0.5, ratios=RHO, atol=5e-2, n_random=2),
+    y_lo="real",
+    y_hi="real",
+    ratios="ratios",
+    atol="pos_float",
+)
+E["theory.solve_sigmoid_general"] = ex(
+    lambda t: dict(K0=np.eye(6), Y=_toy_targets()[np.arange(6) % 3], strategy="anneal", n_random=2, seed=0),
+    K0="psd_matrix",
+    Y="matrix",
+    strategy="choice",
+    n_random="nonneg_int",
+    seed="seed",
+)
+E["theory.solve_sigmoid_toy"] = ex(
+    lambda t: dict(ratios=RHO, class_targets=_toy_targets(), P=None, n_random=2, seed=0, maxiter=50),
+    ratios="ratios",
+    class_targets="matrix",
+    activation="choice",
+    n_random="nonneg_int",
+    seed="seed",
+    maxiter="pos_int",
+    n_nodes="pos_int",
+)
+E["theory.sweep_y_minus"] = ex(
+    lambda t: dict(y_minus_values=[0.3], ratios=RHO, n_random=2), y_minus_values="grid", ratios="ratios"
+)
+E["theory.toy_class_targets"] = ex(
+    lambda t: dict(m=3, y_plus=1.0, y_minus=-0.5), m="pos_int", y_plus="real", y_minus="real"
+)
+E["theory.solve_sigmoid_toy_populations"] = ex(
+    lambda t: (
+        lambda s: dict(
+            ratios=RHO, class_targets=s.class_targets, populations=s.P_gamma, a_start=s.a_gamma, t0=s.t
+        )
+    )(_sig_toy()),
+    ratios="ratios",
+    class_targets="matrix",
+    populations="nonneg_array",
+    a_start="matrix",
+    t0="matrix",
+)
+
+# theory.ldt
+E["theory.ak_sample_complexity"] = ex(
+    lambda t: dict(alpha=0.1, d=8, N=4, kappa=1.0, sigma_w2=1.0, sigma_a2=1.0, chi=1.0, degree=3),
+    alpha="pos_float",
+    d="pos_int",
+    N="pos_int",
+    kappa="pos_float",
+    sigma_w2="pos_float",
+    sigma_a2="pos_float",
+    chi="pos_float",
+    degree="pos_int",
+)
+E["theory.ak_two_layer_erf"] = ex(
+    lambda t: dict(P=[10.0, 100.0], d=8, N=4, kappa=1.0, maxiter=50),
+    P="pos_grid",
+    d="pos_int",
+    N="pos_int",
+    kappa="pos_float",
+    sigma_w2="pos_float",
+    maxiter="pos_int",
+)
+E["theory.alignment"] = ex(
+    lambda t: dict(
+        f_values=np.array([[0.1, 0.5, -0.2]]),
+        y_values=np.array([0.2, 0.4, -0.1]),
+        weights=np.array([0.2, 0.5, 0.3]),
+    ),
+    f_values="array",
+    y_values="vector",
+    weights="nonneg_array",
+    accepted={("f_values", "empty"): "zero candidate functions give an empty result"},
+)
+E["theory.binary_kl"] = ex(lambda t: dict(q=0.3, p=0.5), q="prob", p="prob")
+E["theory.chernoff_energy"] = ex(
+    lambda t: dict(alpha=np.array([0.5, 1.2]), cgf=_chernoff_cgf, t_scale=1.0, rtol=1e-10, maxiter=50),
+    alpha="grid",
+    cgf="callable",
+    t_scale="pos_float",
+    t_max="pos_float",
+    rtol="pos_float",
+    maxiter="pos_int",
+)
+E["theory.classification_rate"] = ex(
+    lambda t: dict(K_diag=np.array([0.8, 1.0]), C=3), K_diag="nonneg_array", C="pos_int"
+)
+E["theory.k_factor"] = ex(
+    lambda t: dict(K_diag=np.array([0.8, 1.0, 0.9]), y_values=np.array([0.2, -0.4, 0.3])),
+    K_diag="nonneg_array",
+    y_values="vector",
+)
+E["theory.k_factor_two_layer_erf"] = ex(
+    lambda t: dict(sigma_w2=1.0, sigma_a2=1.0, chi=1.0, y_norm2=1.0),
+    sigma_w2="pos_float",
+    sigma_a2="pos_float",
+    chi="pos_float",
+    y_norm2="pos_float",
+)
+E["theory.log_partition_classes_asymptotic"] = ex(
+    lambda t: dict(K=np.array([0.5, 1.0]), C=3), K="nonneg_grid", C="pos_int"
+)
+E["theory.log_partition_classes_exact"] = ex(
+    lambda t: dict(K=np.array([0.5, 1.0]), C=3), K="nonneg_grid", C="pos_int"
+)
+E["theory.log_posterior_bound"] = ex(
+    lambda t: dict(P=np.array([10.0, 20.0]), log_prior_prob=-3.0, kappa=1.0, k=0.5),
+    P="nonneg_grid",
+    log_prior_prob="nonpos_float",
+    kappa="pos_float",
+    k="pos_float",
+)
+E["theory.mse_lower_bound"] = ex(
+    lambda t: dict(alignment_value=0.3, y_norm2=1.0), alignment_value="corr", y_norm2="pos_float"
+)
+E["theory.sample_complexity"] = ex(
+    lambda t: dict(log_prior_prob=-3.0, kappa=1.0, k=0.5),
+    log_prior_prob="nonpos_float",
+    kappa="pos_float",
+    k="pos_float",
+)
+E["theory.sample_complexity_classification"] = ex(
+    lambda t: dict(energy=3.0, kappa=1.0, K_diag=np.array([0.8, 1.0]), C=3),
+    energy="energy",
+    kappa="pos_float",
+    K_diag="nonneg_array",
+    C="pos_int",
+)
+E["theory.sample_complexity_from_energy"] = ex(
+    lambda t: dict(energy=3.0, kappa=1.0, k=0.5), energy="energy", kappa="pos_float", k="pos_float"
+)
+E["theory.ErfModel"] = ex(
+    lambda t: dict(
+        d=8, N=4, sigma_w2=1.0, sigma_a2=1.0, chi=1.0, degree=3, points_per_width=4.0, perp="frozen"
+    ),
+    d="pos_int",
+    N="pos_int",
+    sigma_w2="pos_float",
+    sigma_a2="pos_float",
+    chi="pos_float",
+    degree="pos_int",
+    points_per_width="pos_float",
+    perp="choice",
+)
+E["theory.erf_derivative_gaussian_mean"] = ex(
+    lambda t: dict(n=2, s2=np.array([0.5, 1.0])), n="nonneg_int", s2="nonneg_grid"
+)
+E["theory.erf_hermite_coefficient_sq"] = ex(lambda t: dict(m=3), m="nonneg_int")
+E["theory.erf_hermite_overlap"] = ex(
+    lambda t: dict(n=3, w_par=np.array([0.1, 0.3]), w_norm2=np.array([0.5, 0.6])),
+    n="nonneg_int",
+    w_par="grid",
+    w_norm2="nonneg_grid",
+)
+E["theory.ldt_log_mgf"] = ex(
+    lambda t: dict(t=np.array([0.5, 1.0]), d=8, N=4, points_per_width=4.0),
+    t="grid",
+    d="pos_int",
+    N="pos_int",
+    sigma_w2="pos_float",
+    points_per_width="pos_float",
+)
+E["theory.ldt_two_layer_erf"] = ex(
+    lambda t: dict(alpha=[0.2, 0.5], d=8, N=4, points_per_width=4.0, maxiter=50),
+    alpha="pos_grid",
+    d="pos_int",
+    N="pos_int",
+    sigma_w2="pos_float",
+    kappa="pos_float",
+    points_per_width="pos_float",
+    perp="choice",
+    maxiter="pos_int",
+)
+E["theory.log_z1_reference"] = ex(
+    lambda t: dict(tau=0.5, d=4, dps=15), tau="nonneg_float", d="pos_int", sigma_w2="pos_float", dps="pos_int"
+)
+E["theory.outlier_threshold"] = ex(
+    lambda t: dict(d=8, sigma_w2=1.0, n_sigma=3.0), d="pos_int", sigma_w2="pos_float", n_sigma="pos_float"
+)
+E["theory.overlap_potential"] = ex(
+    lambda t: dict(w_par=np.array([0.1, 0.5]), d=8),
+    w_par="grid",
+    d="pos_int",
+    sigma_w2="pos_float",
+    degree="pos_int",
+)
+E["theory.tilted_overlap_density"] = ex(
+    lambda t: dict(w_par=np.array([0.1, 0.5]), t=0.5, d=8, N=4, points_per_width=4.0),
+    w_par="grid",
+    t="nonneg_float",
+    d="pos_int",
+    N="pos_int",
+    sigma_w2="pos_float",
+)
+E["theory.alignment_cost"] = ex(
+    lambda t: dict(alpha=np.array([0.5, 2.0]), yKy=3.0, y_norm2=1.0),
+    alpha="nonneg_grid",
+    yKy="pos_float",
+    y_norm2="pos_float",
+)
+E["theory.feature_propagation_rkhs"] = ex(
+    lambda t: dict(D_values=[0.0, 2.0], d=3, N=20, n=12, seed=0, rcond=1e-6),
+    D_values="nonneg_grid",
+    d="pos_int",
+    N="pos_int",
+    n="pos_int",
+    seed="seed",
+    rcond="pos_float",
+)
+E["theory.gaussian_pattern_cost"] = ex(
+    lambda t: dict(mu=np.array([0.1, -0.2, 0.3]), Q=0.1 * _spd(3, 1), K=_spd(3)),
+    mu="vector",
+    Q="psd_matrix",
+    K="psd_matrix",
+)
+E["theory.gfl_cost"] = ex(lambda t: dict(D=np.array([0.5, 2.0])), D="nonneg_grid")
+E["theory.gfl_energy"] = ex(
+    lambda t: dict(D=np.array([1.0, 2.0]), n_neurons=10.0, lam_target=0.1, degree=3),
+    D="nonneg_grid",
+    n_neurons="pos_float",
+    lam_target="pos_float",
+    degree="pos_int",
+)
+E["theory.gfl_log_partition_ratio"] = ex(lambda t: dict(D=np.array([0.5, 2.0])), D="nonneg_grid")
+E["theory.gp_energy"] = ex(
+    lambda t: dict(alpha=np.array([0.5, 2.0]), lam_target=0.1), alpha="nonneg_grid", lam_target="pos_float"
+)
+E["theory.m_specialization_energy"] = ex(
+    lambda t: dict(M=np.array([1.0, 2.0]), n_neurons=10.0, rkhs_norm_value=3.0, overlap2=0.5),
+    M="pos_grid",
+    n_neurons="pos_float",
+    rkhs_norm_value="pos_float",
+    overlap2="pos_float",
+)
+E["theory.magnetization_energy"] = ex(
+    lambda t: dict(beta=np.array([1.0, 2.0]), n_neurons=10.0, rkhs_norm_value=3.0, overlap2=0.5),
+    beta="pos_grid",
+    n_neurons="pos_float",
+    rkhs_norm_value="pos_float",
+    overlap2="pos_float",
+)
+E["theory.mehler_coefficients"] = ex(
+    lambda t: dict(activation="erf", q=0.6, n_max=5, n_nodes=40),
+    activation="choice",
+    q="pos_float",
+    n_max="nonneg_int",
+    n_nodes="pos_int",
+)
+E["theory.mehler_kernel"] = ex(
+    lambda t: dict(Q=np.array([[0.6, 0.2], [0.2, 0.6]]), q=0.6, activation="erf", n_max=5),
+    Q="grid",
+    q="pos_float",
+    activation="choice",
+    n_max="nonneg_int",
+)
+E["theory.rkhs_norm"] = ex(
+    lambda t: dict(K=_spd(4), f=np.array([0.1, 0.4, -0.2, 0.3])), K="psd_matrix", f="vector"
+)
+E["theory.sherman_morrison_quadratic_form"] = ex(
+    lambda t: dict(K0=_spd(3), psi=np.array([0.1, 0.4, -0.2]), c=0.5, phi=np.array([0.3, 0.1, 0.2])),
+    K0="psd_matrix",
+    psi="vector",
+    c="nonneg_float",
+    phi="vector",
+)
+E["theory.specialization_cost"] = ex(
+    lambda t: dict(mu=np.array([1.0, 2.0]), rkhs_norm_value=3.0),
+    mu="nonneg_grid",
+    rkhs_norm_value="pos_float",
+)
+E["theory.spiked_rkhs_norm"] = ex(
+    lambda t: dict(base_norm=3.0, c=np.array([0.5, 2.0])), base_norm="pos_float", c="nonneg_grid"
+)
+E["theory.sqrt_m_specialization_energy"] = ex(
+    lambda t: dict(mu=np.array([1.0, 2.0]), n_neurons=10.0, rkhs_norm_value=3.0, overlap2=0.5),
+    mu="pos_grid",
+    n_neurons="pos_float",
+    rkhs_norm_value="pos_float",
+    overlap2="pos_float",
+)
+E["theory.two_layer_erf_pattern_energies"] = ex(
+    lambda t: dict(alpha=0.5, d=8, N=4),
+    alpha="pos_float",
+    d="pos_int",
+    N="pos_int",
+    sigma_w2="pos_float",
+    degree="pos_int",
+)
+E["theory.clear_table_cache"] = ex(lambda t: dict())
+E["theory.minimize_energy"] = ex(
+    lambda t: (lambda x: dict(energy=2 * x + 3 / x**2, params=(x,)))(
+        __import__("sympy").Symbol("x", positive=True)
+    )
+)
+E["theory.parse_table_expression"] = ex(lambda t: dict(text="N*d**2 + 1/D"), text="expr")
+E["theory.pattern_crossovers"] = ex(lambda t: dict(model="fcn2-erf-He3"), model="choice")
+E["theory.scaling_tables"] = ex(lambda t: dict(model="fcn2-erf-He3"), model="choice")
+
+# theory.equality
+E["theory.bayes_accuracy"] = ex(
+    lambda t: (lambda xy: dict(z1=xy[0][:, :3], z2=xy[0][:, 3:], y=xy[1], prior="generalising", sigma2=0.1))(
+        _sd_pairs()
+    ),
+    z1="matrix",
+    z2="matrix",
+    y="labels",
+    prior="choice",
+    sigma2="pos_float",
+)
+E["theory.bayes_generalising_accuracy"] = ex(
+    lambda t: dict(d=3, sigma2=0.1, epsabs=1e-8), d="pos_int", sigma2="pos_float", epsabs="pos_float"
+)
+E["theory.llr_generalising"] = ex(
+    lambda t: (lambda x: dict(z1=x[:, :3], z2=x[:, 3:], sigma2=0.1))(_sd_pairs()[0]),
+    z1="matrix",
+    z2="matrix",
+    sigma2="pos_float",
+)
+E["theory.llr_memorising"] = ex(
+    lambda t: (lambda x: dict(z1=x[:, :3], z2=x[:, 3:], symbols=_rng(1).standard_normal((3, 3)), sigma2=0.1))(
+        _sd_pairs()[0]
+    ),
+    z1="matrix",
+    z2="matrix",
+    symbols="matrix",
+    sigma2="pos_float",
+)
+E["theory.circulant_eigenpairs"] = ex(lambda t: dict(d=4), d="pos_int")
+E["theory.eq3_accuracy"] = ex(lambda t: dict(L=4), L="count2")
+E["theory.handcrafted_accuracy"] = ex(lambda t: dict(rho=1.5), rho="pos_float")
+E["theory.handcrafted_different_accuracy"] = ex(lambda t: dict(rho=1.5), rho="pos_float")
+E["theory.handcrafted_solution"] = ex(lambda t: dict(d=3, rho=1.5), d="pos_int", rho="pos_float")
+E["theory.ideal_max_margin_matrix"] = ex(lambda t: dict(d=3), d="pos_int")
+E["theory.max_margin_matrix"] = ex(
+    lambda t: (lambda xy: dict(x=xy[0], y=xy[1]))(_sd_pairs(8, 2, 3)), x="matrix", y="labels"
+)
+E["theory.max_margin_solution"] = ex(
+    lambda t: (lambda xy: dict(x=xy[0], y=xy[1]))(_sd_pairs(8, 2, 3)), x="matrix", y="labels"
+)
+E["theory.readout_drift_ratio"] = ex(
+    lambda t: dict(
+        omega1_plus=_rng(1).standard_normal((5, 3)),
+        omega2_plus=_rng(2).standard_normal((5, 3)),
+        omega1_minus=_rng(3).standard_normal((5, 3)),
+        omega2_minus=_rng(4).standard_normal((5, 3)),
+    ),
+    omega1_plus="matrix",
+    omega2_plus="matrix",
+    omega1_minus="matrix",
+    omega2_minus="matrix",
+)
+E["theory.readout_ratio_heuristic"] = ex(lambda t: dict(L=4), L="count2")
+E["theory.rich_accuracy"] = ex(lambda t: dict(L=4, rho=1.5), L="count2", rho="pos_float")
+E["theory.rich_different_accuracy"] = ex(lambda t: dict(L=4, rho=1.5), L="count2", rho="pos_float")
+E["theory.self_consistent_mu"] = ex(
+    lambda t: dict(n_plus=3, n=8, readout_sign=1), n_plus="nonneg_float", n="pos_int", readout_sign="sign"
+)
+E["theory.simulate_markov_walkers"] = ex(
+    lambda t: dict(L=4, readout_sign=1, n_units=3, batch_size=8, steps=3, seed=0),
+    nan_ok="residual is NaN by design (a simulation, not an iterative solve)",
+    L="count2",
+    readout_sign="sign",
+    n_units="pos_int",
+    batch_size="pos_int",
+    steps="pos_int",
+    seed="seed",
+)
+E["theory.walker_drifts"] = ex(
+    lambda t: dict(n_plus=3, n=8, mu=0.5, readout_sign=1),
+    n_plus="nonneg_float",
+    n="pos_int",
+    mu="real",
+    readout_sign="sign",
+)
+E["theory.kernel_gradient_descent"] = ex(
+    lambda t: (
+        lambda xy: dict(train_x=xy[0], train_y=xy[1], test_x=xy[0][:3], kernel="ntk", lr=0.5, steps=5)
+    )(_sd_pairs(8, 2, 3)),
+    train_x="matrix",
+    train_y="labels",
+    test_x="matrix",
+    kernel="choice",
+    lr="pos_float",
+    steps="pos_int",
+    loss="choice",
+)
+E["theory.kernel_regression_predict"] = ex(
+    lambda t: (lambda xy: dict(train_x=xy[0], train_y=xy[1], test_x=xy[0][:3], kernel="ntk", ridge=1e-3))(
+        _sd_pairs(8, 2, 3)
+    ),
+    train_x="matrix",
+    train_y="labels",
+    test_x="matrix",
+    kernel="choice",
+    ridge="nonneg_float",
+)
+E["theory.relu_nngp_gram"] = ex(lambda t: dict(X1=_X(4, 3), X2=_X(2, 3, 1)), X1="matrix", X2="matrix")
+E["theory.relu_ntk_gram"] = ex(lambda t: dict(X1=_X(4, 3), X2=_X(2, 3, 1)), X1="matrix", X2="matrix")
+E["theory.sd_kernel_accuracy"] = ex(
+    lambda t: dict(L=3, d=2, kernel="ntk", n_test=20, n_seeds=2, ridge=1e-3, seed=0),
+    L="count2",
+    d="pos_int",
+    kernel="choice",
+    n_test="pos_int",
+    n_seeds="pos_int",
+    ridge="nonneg_float",
+    seed="seed",
+)
+E["theory.sd_kernel_accuracy_grid"] = ex(
+    lambda t: dict(Ls=[3, 4], ds=[2], kernel="ntk", n_test=20, n_seeds=2, seed=0),
+    Ls="int_list2",
+    ds="int_list",
+    kernel="choice",
+    n_test="pos_int",
+    n_seeds="pos_int",
+    seed="seed",
+)
+E["theory.sd_test_pairs"] = ex(
+    lambda t: dict(n=6, d=3, sigma2=0.1, seed=0), n="pos_int", d="pos_int", sigma2="nonneg_float", seed="seed"
+)
+E["theory.sd_training_pairs"] = ex(
+    lambda t: dict(symbols=_rng(0).standard_normal((3, 2)), sigma2=0.1, seed=0),
+    symbols="matrix",
+    sigma2="nonneg_float",
+    seed="seed",
+)
+E["theory.sphere_cosine_mean"] = ex(
+    lambda t: dict(func=lambda u: u * u, n=5, epsabs=1e-8), func="callable", n="count2", epsabs="pos_float"
+)
+E["theory.theorem2_bound"] = ex(lambda t: dict(L=3, d=4), L="count2", d="pos_int")
+E["theory.sd_max_margin_accuracy"] = ex(
+    lambda t: dict(L=3, n_test=50, seed=0, chunk=20),
+    L="count2",
+    n_test="pos_int",
+    seed="seed",
+    max_perms="pos_int",
+    chunk="pos_int",
+)
+E["theory.sd_symmetric_max_margin"] = ex(lambda t: dict(L=3), L="count2")

@@ -1,0 +1,194 @@
+"""Example calls for the public names of richlazy.validate (see _examples.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import (  # noqa: F401
+    _TINY_CASE,
+    _X,
+    _Y,
+    RHO,
+    Example,
+    _chernoff_cgf,
+    _curves,
+    _erf_post,
+    _g,
+    _gamma_setup,
+    _idx_file,
+    _lin_solution,
+    _mlp,
+    _posterior,
+    _relu_toy,
+    _report,
+    _rng,
+    _sd_pairs,
+    _sig_toy,
+    _spd,
+    _spec,
+    _sweep,
+    _task,
+    _toy_targets,
+    _with_tiny_case,
+    ex,
+)
+
+VALIDATE: dict[str, Example] = {}
+E = VALIDATE
+
+# validate
+E["validate.alignment_by_readout_sign"] = ex(
+    lambda t: (lambda Wa: dict(W=Wa[0][None], a=Wa[1][None]))(
+        __import__("richlazy.theory", fromlist=["x"]).handcrafted_solution(3, 2.0)
+    ),
+    W="array",
+    a="array",
+)
+E["validate.alignment_of_top_units"] = ex(
+    lambda t: (lambda Wa: dict(W=Wa[0][None], a=Wa[1][None], fraction=0.5))(
+        __import__("richlazy.theory", fromlist=["x"]).handcrafted_solution(3, 2.0)
+    ),
+    W="array",
+    a="array",
+    fraction="prob_pos",
+)
+E["validate.readout_ratio"] = ex(lambda t: dict(a=np.array([[0.5, -1.0, 0.3, -0.2]])), a="array")
+E["validate.relative_activation_change"] = ex(
+    lambda t: dict(
+        W0=_rng(1).standard_normal((2, 4, 3)),
+        dW=0.1 * _rng(2).standard_normal((2, 4, 3)),
+        x=_rng(3).standard_normal((2, 5, 3)),
+    ),
+    W0="array",
+    dW="array",
+    x="array",
+)
+E["validate.relative_weight_change"] = ex(
+    lambda t: dict(W0=_rng(1).standard_normal((2, 4, 3)), dW=0.1 * _rng(2).standard_normal((2, 4, 3))),
+    W0="array",
+    dW="array",
+)
+E["validate.weight_alignment"] = ex(lambda t: dict(W=_rng(1).standard_normal((2, 4, 6))), W="array")
+E["validate.cka"] = ex(
+    lambda t: dict(K=_spd(5), L=_spd(5, 1), debiased=False), K="psd_matrix", L="psd_matrix"
+)
+E["validate.class_statistics"] = ex(
+    lambda t: dict(features=_rng(1).standard_normal((9, 3)), labels=np.arange(9) % 3, n_classes=3),
+    features="features",
+    labels="labels",
+    n_classes="pos_int",
+    accepted={("features", "zeros"): "zero features have well-defined (zero) class statistics"},
+)
+E["validate.dlr"] = ex(
+    lambda t: dict(
+        features=_rng(1).standard_normal((12, 4)), outputs=_rng(2).standard_normal((12, 2)), block_rows=4
+    ),
+    features="features",
+    outputs="features",
+    block_rows="pos_int",
+)
+E["validate.effective_dimension"] = ex(
+    lambda t: dict(eigenvalues=np.array([5.0, 2.0, 1.0])), eigenvalues="nonneg_array"
+)
+E["validate.eigen_curves"] = ex(
+    lambda t: (lambda F: dict(features=F, targets=F[:, :2], outputs=F[:, :2] + 0.1, block_rows=4))(
+        _rng(3).standard_normal((12, 4))
+    ),
+    features="features",
+    targets="features",
+    outputs="features",
+    block_rows="pos_int",
+)
+E["validate.linear_cka"] = ex(
+    lambda t: dict(X=_rng(1).standard_normal((12, 4)), Y=_rng(2).standard_normal((12, 3)), block_rows=4),
+    X="features",
+    Y="features",
+    block_rows="pos_int",
+)
+E["validate.nc1"] = ex(
+    lambda t: dict(
+        features=_rng(1).standard_normal((9, 3)), labels=np.arange(9) % 3, n_classes=3, ridge=1e-4
+    ),
+    features="features",
+    labels="labels",
+    n_classes="pos_int",
+    ridge="nonneg_float",
+    rcond="prob",
+)
+E["validate.nc2_etf"] = ex(
+    lambda t: dict(features=_rng(1).standard_normal((9, 3)), labels=np.arange(9) % 3, n_classes=3),
+    features="features",
+    labels="labels",
+    n_classes="pos_int",
+)
+E["validate.nystrom_eigen"] = ex(
+    lambda t: dict(features=_rng(1).standard_normal((12, 4)), rtol=1e-10, block_rows=4),
+    features="features",
+    rtol="prob",
+    block_rows="pos_int",
+    accepted={("features", "zeros"): "zero features have rank 0 (no eigenpairs)"},
+)
+E["validate.parameter_norm_sq"] = ex(
+    lambda t: dict(params=np.ones((2, 3))),
+    params="array",
+    accepted={("params", "empty"): "an empty parameter array has squared norm 0"},
+)
+E["validate.plot_dlr_vs_knob"] = ex(lambda t: dict(sweep=_sweep(), path=t / "dlr.png"))
+E["validate.plot_eigen_curves"] = ex(
+    lambda t: dict(curves=_curves(), path=t / "eig.png", max_k=3), max_k="pos_int"
+)
+E["validate.s_init"] = ex(
+    lambda t: dict(
+        features_init=_rng(1).standard_normal((12, 4)),
+        features_learned=_rng(2).standard_normal((12, 4)),
+        block_rows=4,
+    ),
+    features_init="features",
+    features_learned="features",
+    block_rows="pos_int",
+)
+E["validate.all_cases"] = ex(lambda t: dict())
+E["validate.compare"] = ex(
+    lambda t: dict(name="x", theory=1.0, simulation=1.2, stderr=0.1, kind="z", tol=3.0),
+    theory="real",
+    simulation="real",
+    stderr="pos_float",
+    kind="choice",
+    tol="pos_float",
+    accepted={
+        (arg, m): "documented: a failed (NaN/inf) estimate gives a quantity that does not pass"
+        for arg in ("theory", "simulation")
+        for m in ("nan", "inf")
+    },
+)
+E["validate.get_cases"] = ex(lambda t: dict(suite="quick", only="coding/*"), suite="choice")
+E["validate.register_case"] = ex(
+    lambda t: dict(name="richness/zz-conformance-never-applied", description="x", suites=("quick",)),
+    suites="suites",
+)
+E["validate.render_markdown"] = ex(lambda t: dict(report=_report()))
+E["validate.run_suite"] = ex(
+    lambda t: dict(
+        suite="quick", only=_TINY_CASE, device="cpu", out_dir=t / "r", seed=0, progress=False, threads=1
+    ),
+    call=_with_tiny_case(lambda **kw: __import__("richlazy.validate", fromlist=["x"]).run_suite(**kw)),
+    suite="choice",
+    device="device",
+    seed="seed",
+    threads="pos_int",
+)
+E["validate.write_report"] = ex(lambda t: dict(report=_report(), out_dir=t / "r"))
+E["validate.stats.batch_means"] = ex(
+    lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4),
+    samples="array",
+    n_batches="pos_int",
+)
+E["validate.stats.effective_sample_size"] = ex(
+    lambda t: dict(samples=_rng(1).standard_normal((64, 2))), samples="array"
+)
+E["validate.stats.estimate"] = ex(
+    lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4),
+    samples="array",
+    n_batches="pos_int",
+)
+E["validate.stats.mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((3, 5)), axis=-1), x="array")
