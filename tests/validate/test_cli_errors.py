@@ -190,9 +190,13 @@ def test_run_benchmark_rejects_bad_threads():
 # --------------------------------------------------------------------------------------------
 
 _CTRL_C_SCRIPT = textwrap.dedent('''
-    import pathlib, sys, time
+    import pathlib, signal, sys, time
     from richlazy.validate import CaseOutcome, compare, register_case
     from richlazy.validate.core._cli import main
+
+    # what a terminal gives the process: CI may start the tests as a background job, whose children
+    # inherit SIGINT ignored, and Python keeps an ignored SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     mode, marker = sys.argv[1], pathlib.Path(sys.argv[2])
 
