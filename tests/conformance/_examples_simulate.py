@@ -5,32 +5,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._common import (  # noqa: F401
-    _TINY_CASE,
-    _X,
-    _Y,
+from ._common import (
     RHO,
     Example,
-    _chernoff_cgf,
-    _curves,
     _erf_post,
     _g,
     _gamma_setup,
     _idx_file,
-    _lin_solution,
     _mlp,
     _posterior,
-    _relu_toy,
-    _report,
-    _rng,
-    _sd_pairs,
-    _sig_toy,
-    _spd,
     _spec,
-    _sweep,
     _task,
-    _toy_targets,
-    _with_tiny_case,
     ex,
 )
 
