@@ -154,7 +154,7 @@ class _GeneralSearch:
         return Z, G
 
 
-def _general_smoothed(t_flat, search, Y, beta):
+def _general_smoothed(t_flat, search, Y, beta, report=None):
     """P * Phi_beta(t) = (P/beta) log sum exp(beta G_gamma) - tr(t^T Y) and its gradient."""
     neuron = search.neuron
     P, m = Y.shape
@@ -167,6 +167,8 @@ def _general_smoothed(t_flat, search, Y, beta):
     A = ph @ t / P
     val = P * (G[0] + np.log(Zw) / beta) - np.sum(t * Y)
     grad = np.einsum("k,kp,kr->pr", w, ph, A) - Y
+    if report is not None:
+        report(f"smoothing beta={beta:g}: P Phi_beta = {val:.8g}, {Z.shape[0]} maxima of G")
     return val, grad.ravel()
 
 
@@ -231,7 +233,7 @@ def _general_global_check(neuron, search, t, Z_active, G_tied, n_random):
     return _split_others(Z, G, Z_active, G_tied, 1e-5 * (1.0 + np.max(np.abs(Z_active))))
 
 
-def _solve_general(K0, Y, neuron, t0, betas, rng, n_random, tol):
+def _solve_general(K0, Y, neuron, t0, betas, rng, n_random, tol, report=None):
     """Annealed smoothing + exact refinement on general data (the loop of the toy solver)."""
     P, m = Y.shape
     search = _GeneralSearch(neuron, Y, n_random, rng)
@@ -245,7 +247,7 @@ def _solve_general(K0, Y, neuron, t0, betas, rng, n_random, tol):
 
     prob = _CodeProblem(
         shape=(P, m), dim=P, search=search,
-        smoothed=lambda t_flat, beta: _general_smoothed(t_flat, search, Y, beta),
+        smoothed=lambda t_flat, beta: _general_smoothed(t_flat, search, Y, beta, report),
         system=lambda x, n: _general_exact_system(x, neuron, Y, n),
         method="L-BFGS-B", options={"gtol": 1e-9, "ftol": 1e-15, "maxiter": 5000},
         hybr_maxfev=200, lm_maxiter=500, finish=finish)
@@ -315,7 +317,8 @@ def _exact_solve(neuron, Y, x0, n, tol):
     return _newton_lstsq(lambda x: _general_exact_system(x, neuron, Y, n), x0, tol)
 
 
-def _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol, n_steps):
+def _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol, n_steps,
+                                report=None):
     """Homotopy K0(lam) = (1 - lam) I + lam K0 from the orthonormal toy (lam = 0, solved exactly
     by the class-reduced solver) to the data (lam = 1), Newton-correcting the exact equations at
     every step; codes whose weight reaches 0 are dropped, maxima that overtake are added."""
@@ -335,6 +338,8 @@ def _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol
     lam, dlam, nit, events = 0.0, 1.0 / n_steps, 0, 0
     I = np.eye(P)
     while lam < 1.0:
+        if report is not None:
+            report(f"continuation from the orthonormal toy: lambda = {lam:.4f} of 1, {n} codes")
         step = min(dlam, 1.0 - lam)
         lam_new = lam + step
         neuron = _GeneralNeuron((1.0 - lam_new) * I + lam_new * K0, activation)

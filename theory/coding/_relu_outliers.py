@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
+from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_rng, check_int, check_pos_float, check_real, renamed_option
 from ._problem import _check_gram, _check_targets
@@ -309,6 +310,7 @@ def solve_relu_outliers(
     atol: float | None = None,
     maxiter: int = 25,
     throw: bool = False,
+    progress=False,
     P: float | None = None,
     tol: float | None = None,
 ) -> ReLUOutlierSolution:
@@ -362,8 +364,11 @@ def solve_relu_outliers(
                        budget left (no insertion direction found, or the KKT system unsolved)
                        ``NUMERICAL_FAILURE``.
     throw : bool       raise SolverError on failure.
+    progress           False (silent), True (a line on stderr at most every 10 s: restart,
+                       stage, penalty, neurons, dual margin) or a callable receiving each message.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
+    report = as_progress(progress, "solve_relu_outliers")
     K0, L = _check_gram(K0)
     Pn = K0.shape[0]
     Y = _check_targets(Y, Pn)
@@ -396,7 +401,7 @@ def solve_relu_outliers(
     best = None
     nit = 0
     n_lbfgs = 0
-    for _ in range(n_restarts):
+    for restart in range(n_restarts):
         A = rng.standard_normal((n, m)) / np.sqrt(Ps)
         W = rng.standard_normal((n, Pn)) / np.sqrt(Pn)
         stages = 0
@@ -413,6 +418,8 @@ def solve_relu_outliers(
                         break
                     t = (Y - np.maximum(W @ L.T, 0.0).T @ A) / lam
                     margin, w_star = _pricing(t @ Pi, L, Ps, rng, W, n_random)
+                    report(f"restart {restart + 1}/{n_restarts}, stage {stages}/{maxiter}: "
+                           f"penalty {lam:.3g}, {A.shape[0]} neurons, dual margin {margin:.6f}")
                     if margin <= 1.0 + 1e-3 or w_star is None:
                         break
                     A, W = _insert(A, W, t, L, Ps, w_star)
@@ -470,6 +477,7 @@ def solve_relu_outliers(
         abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
         K0=K0, Y=Y, P_scale=Ps, T=T,
     )
+    report(out.message, force=True)
     raise_if_failed(out, throw)
     return out
 

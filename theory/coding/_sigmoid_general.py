@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_matrix, as_rng, check_int, check_pos_float, check_real, renamed_option
 from ..kernels._gauss import gaussian_pair_expectation
@@ -193,6 +194,7 @@ def solve_sigmoid_general(
     seed=0,
     atol: float | None = None,
     throw: bool = False,
+    progress=False,
     tol: float | None = None,
 ) -> SigmoidGeneralSolution:
     """Redundant code of a sigmoidal non-lazy network (L = 1, T = 0, sigma_a^2 = 1/P, P -> inf)
@@ -221,6 +223,8 @@ def solve_sigmoid_general(
     t0 : (P, m)      start of the annealing strategy.
     anneal, n_random, seed, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is the
                      deprecated spelling of ``atol``).
+    progress         False (silent), True (a line on stderr at most every 10 s: continuation
+                     lambda, smoothing stage and objective) or a callable receiving each message.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     K0, _ = _check_gram(K0)
@@ -240,6 +244,7 @@ def solve_sigmoid_general(
     n_steps = check_int("n_steps", n_steps, minimum=1)
     tol = check_pos_float("atol", atol)
     rng = as_rng(seed)
+    report = as_progress(progress, "solve_sigmoid_general")
     neuron = _GeneralNeuron(K0, activation)
     structure = _class_structure(Y) if (t0 is None and strategy != "anneal") else None
     if strategy == "continuation" and structure is None:
@@ -248,15 +253,20 @@ def solve_sigmoid_general(
     out = None
     if structure is not None:
         cont = _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol,
-                                           n_steps)
+                                           n_steps, report if report.enabled else None)
         if cont["converged"]:
             out = _repair_general(neuron, Y, cont["x"], cont["n"], rng, n_random, tol)
             out["nit"] += cont["nit"]
             out["message"] = "continuation from the orthonormal toy: " + out["message"]
+        failed = cont if out is None else out
+        if not failed["converged"]:
+            report(f"continuation failed ({failed['message']}); annealed smoothing next",
+                   force=True)
     if out is None or not out["converged"]:
         if t0 is None:
             t0 = 2.0 * (Y - Y.mean())
-        out = _solve_general(K0, Y, neuron, t0, betas, rng, n_random, tol)
+        out = _solve_general(K0, Y, neuron, t0, betas, rng, n_random, tol,
+                             report if report.enabled else None)
     if not out["converged"]:
         e = np.zeros((0, P))
         sol = SigmoidGeneralSolution(
@@ -267,6 +277,7 @@ def solve_sigmoid_general(
             residuals={}, global_gap=float("nan"), other_maxima=e, other_g=np.zeros(0),
             weight_null_space=np.zeros((0, 0)), K0=K0, Y=Y, activation=activation,
             threshold=threshold)
+        report(sol.message, force=True)
         raise_if_failed(sol, throw)
         return sol
     t, Z, Pg = out["t"], out["Z"], out["Pg"]
@@ -283,6 +294,7 @@ def solve_sigmoid_general(
         codes=ph > threshold, g_value=float(out["G"]), residuals=res, global_gap=out["gap"],
         other_maxima=out["other"], other_g=out["other_G"], weight_null_space=out["null"], K0=K0,
         Y=Y, activation=activation, threshold=threshold)
+    report(sol.message, force=True)
     raise_if_failed(sol, throw)
     return sol
 

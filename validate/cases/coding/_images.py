@@ -156,10 +156,11 @@ def _sample(act, data, cfg, ctx, seed):
         desc=f"coding/real-images {act}", project_inputs=True)[1]
 
 
-def _theory(act, data, T, seed):
+def _theory(act, data, T, seed, progress=False):
     """Non-lazy theory test predictor (Q, m), the solution and a status string. Every theory is
     evaluated through the common protocol ``sol.predict(k0, k_test_diag)``; ``seed`` (a numpy
-    Generator) drives the multi-start searches of the nonlinear solvers."""
+    Generator) drives the multi-start searches of the nonlinear solvers; ``progress`` is passed
+    on to them (a line on stderr every 10 s of a long solve)."""
     X, Y, Xs = data["X"], data["Y"], data["Xs"]
     K0 = input_kernel(X)
     k0 = input_kernel(X, Xs)
@@ -170,12 +171,13 @@ def _theory(act, data, T, seed):
         sol = solve_linear_network(K0, Y, L=1, sigma_a2=1.0 / P, T=T)
         info = f"linear theory at T={T}: converged={sol.converged}"
     elif act == "sigmoid_erf":
-        sol = solve_sigmoid_general(K0, Y, seed=seed)
+        sol = solve_sigmoid_general(K0, Y, seed=seed, progress=progress)
         info = (f"solve_sigmoid_general: converged={sol.converged}, "
                 f"{sol.n_codes if sol.converged else 0} codes ({sol.message})")
     else:
         # maxiter counts stages: the 5-stage annealing schedule plus 8 neuron insertions
-        sol = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=seed)
+        sol = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=seed,
+                                  progress=progress)
         info = (f"solve_relu_outliers: converged={sol.converged}, {sol.n_outliers} outliers "
                 f"({sol.message})")
     if act == "sigmoid_erf" and not sol.converged:
@@ -238,7 +240,7 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
         eps_mean = np.mean((Ys - f_bar) ** 2, axis=0)
         eps_mean_se = np.sqrt(np.sum((2 * (f_bar - Ys) * f_se) ** 2, axis=0)) / Ys.shape[0]
         eps_single, eps_single_se = est["err1"].mean, est["err1"].stderr
-        f_th, sol, info = _theory(act, data, T, ctx.rng(10 + j))
+        f_th, sol, info = _theory(act, data, T, ctx.rng(10 + j), progress=ctx.progress)
         eps_th = np.mean((Ys - f_th) ** 2, axis=0)
         gp = nngp_posterior(K0, k0, kd, data["Y"], activation=act, sigma_a2=GP_SIGMA_A2)
         eps_gp = gp.generalization_error(k0, kd, Ys)
