@@ -469,6 +469,8 @@ def classification_rate(K_diag, C) -> float:
     K = as_float_array("K_diag", K_diag, ndim=1)
     if K.size == 0:
         raise ValueError("K_diag must be non-empty")
+    if np.any(K < 0):
+        raise ValueError(f"K_diag must be >= 0 (diagonal of a kernel), got min {K.min()!r}")
     return float(np.mean(log_partition_classes_asymptotic(K, C)))
 
 

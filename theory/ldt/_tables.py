@@ -458,6 +458,9 @@ def _check_glob(model):
 def _selected(model) -> list[_Model]:
     _check_glob(model)
     out = [m for m in MODELS if model is None or fnmatch.fnmatchcase(m.name, model)]
+    if not out:
+        names = sorted({m.name for m in MODELS})
+        raise ValueError(f"model glob {model!r} matches no model; known models: {names}")
     return out
 
 
@@ -572,7 +575,4 @@ def scaling_tables(*, model: str | None = None, cache: bool = True) -> list[Tabl
                     provenance=pa.provenance,
                 )
             )
-    if model is not None and not rows:
-        names = sorted({m.name for m in MODELS})
-        raise ValueError(f"model glob {model!r} matches no model; known models: {names}")
     return rows
