@@ -310,6 +310,8 @@ def test_unavailable_device_is_a_value_error_naming_device(name):
 
 def test_generator_and_device_must_agree():
     if not torch.cuda.is_available():
+        # a generator on a device other than theta's needs a second device; CI has no GPU, so
+        # this runs only on a CUDA machine
         pytest.skip("needs CUDA to build a generator on another device")
     g = torch.Generator(device="cuda")
     with pytest.raises(ValueError, match="device='cpu' but the generator lives on 'cuda'"):
