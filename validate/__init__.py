@@ -14,6 +14,8 @@ _LAZY = {
     **dict.fromkeys(("PAPERS", "SUITES", "CaseContext", "CaseOutcome", "CaseSpec", "all_cases",
                      "get_cases", "register_case"), ".core._registry"),
     "run_suite": ".core._runner",
+    "sweeps": None,
+    **dict.fromkeys(("Param", "SweepContext", "SweepResult", "register_sweep", "sweep"), ".sweeps"),
     **dict.fromkeys(("CaseResult", "Report", "render_markdown", "write_report"), ".rendering._report"),
     **dict.fromkeys(("plot_dlr_vs_knob", "plot_eigen_curves"), ".rendering._richness_plots"),
     **dict.fromkeys((
@@ -80,4 +82,10 @@ __all__ = [
     "run_suite",
     "stats",
     "write_report",
+    "Param",
+    "SweepContext",
+    "SweepResult",
+    "register_sweep",
+    "sweep",
+    "sweeps",
 ]

@@ -160,6 +160,22 @@ E["validate.run_suite"] = ex(
     seed="seed",
     threads="pos_int",
 )
+for _pkg in ("validate", "validate.sweeps"):
+    E[f"{_pkg}.sweep"] = ex(
+        lambda t: dict(fn="selftest", grid={"n": [10, 20]}, seeds=2, out=t / "s", device="cpu",
+                       seed=0, threads=1, figures=False),
+        fn="choice",
+        seeds="pos_int",
+        device="device",
+        seed="seed",
+        threads="pos_int",
+    )
+    E[f"{_pkg}.register_sweep"] = ex(
+        lambda t: dict(name="zz-conformance-never-applied", description="x", params={})
+    )
+    E[f"{_pkg}.Param"] = ex(lambda t: dict(kind=int, default=3, help="x", minimum=1))
+E["validate.sweeps.all_sweeps"] = ex(lambda t: dict())
+E["validate.sweeps.get_sweep"] = ex(lambda t: dict(name="selftest"), name="choice")
 E["validate.write_report"] = ex(lambda t: dict(report=_report(), out_dir=t / "r"))
 E["validate.stats.batch_means"] = ex(
     lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4),

@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from ._examples import EXAMPLES
 
-PACKAGES = ("theory", "simulate", "validate", "validate.stats")
+PACKAGES = ("theory", "simulate", "validate", "validate.stats", "validate.sweeps")
 
 # public names that are not callables with inputs to check, and why
 _RESULT = "result container built and returned by the library; its fields are outputs, not inputs"
@@ -119,6 +119,12 @@ EXEMPT: dict[str, str] = {
         )
     },
     "validate.CaseContext": "services handed to a case by run_suite (built by the runner, not by users)",
+    "validate.sweeps": "public subpackage: its own __all__ is checked as package 'validate.sweeps'",
+    **{f"{pkg}.SweepContext": "services handed to an experiment by sweep (built by the runner)"
+       for pkg in ("validate", "validate.sweeps")},
+    **{f"{pkg}.{n}": _RESULT for pkg in ("validate", "validate.sweeps")
+       for n in ("SweepResult",)},
+    "validate.sweeps.SweepSpec": _RESULT,
     "validate.stats.Estimate": _RESULT,
 }
 

@@ -6,10 +6,17 @@
     richlazy info
     richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S] [--threads N]
     richlazy tables [--format md|latex|csv|json] [--model GLOB]
+    richlazy sweep NAME --grid KEY=V1,V2 [--grid ...] [--seeds N] [--out DIR]
+                   [--workers N | --scheduler ADDR] [--device auto|cpu|cuda] [--seed N]
+                   [--threads N] [--no-figures] [--quiet]
+    richlazy sweep --list | richlazy sweep NAME --describe
 
-Exit codes: 0 success, 1 a selected validation case failed, 2 bad arguments (one line on stderr
-naming the option: a bad value, an --out that is a file or not writable, a --device this machine
-or benchmark does not have), 130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
+``validate`` and ``sweep`` run on Dask with ``--workers N`` (a LocalCluster) or ``--scheduler
+ADDR`` (an existing cluster); install ``richlazy[distributed]`` for that.
+
+Exit codes: 0 success, 1 a selected validation case (or sweep task) failed, 2 bad arguments
+(one line on stderr naming the option: a bad value, an --out that is a file or not writable, a
+--device this machine or benchmark does not have), 130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
 
 Only what a command needs is imported: ``tables`` imports neither torch nor matplotlib.
 """
@@ -65,6 +72,24 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _executor_options(parser, what: str) -> None:
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=_THREADS, default=None, metavar="N",
+                   help=f"run the {what} on a Dask LocalCluster of N one-thread worker processes "
+                        "(needs richlazy[distributed])")
+    g.add_argument("--scheduler", metavar="ADDR", default=None,
+                   help=f"run the {what} on the Dask cluster at ADDR, e.g. tcp://127.0.0.1:8786 "
+                        "(needs richlazy[distributed]; workers must see the output folder)")
+
+
+def _executor(args):
+    if args.workers is not None:
+        return "dask-local", args.workers
+    if args.scheduler is not None:
+        return args.scheduler, None
+    return "sequential", None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="richlazy", description="Theory of rich vs lazy learning: validation, "
                 "benchmarks and scaling tables.")
@@ -85,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1; the quick cases use small tensors and solves, where more "
                         "threads rarely help and on shared cores slow them down)")
     v.add_argument("--quiet", action="store_true", help="no progress bars")
+    _executor_options(v, "cases")
 
     sub.add_parser("list", help="list validation cases: name, suites, paper")
     sub.add_parser("info", help="versions, device and threads")
@@ -99,6 +125,28 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=_THREADS, default=1, metavar="N",
                    help="CPU threads for torch and for BLAS/OpenMP (default 1: on shared cores more "
                         "threads mostly measure contention)")
+
+    w = sub.add_parser("sweep", help="run a registered experiment over a parameter grid "
+                       "(resumable; tidy table as CSV/Parquet, figures)")
+    w.add_argument("name", nargs="?", default=None, metavar="NAME",
+                   help="experiment (see --list)")
+    w.add_argument("--list", action="store_true", help="list the sweepable experiments")
+    w.add_argument("--describe", action="store_true",
+                   help="show NAME's parameters (type, default, meaning) and metrics")
+    w.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="values of one parameter (repeat for more keys; an integer range "
+                        "A..B is inclusive); the grid is their Cartesian product")
+    w.add_argument("--seeds", type=_THREADS, default=1, metavar="N",
+                   help="replicates per grid point (default 1)")
+    w.add_argument("--out", metavar="DIR", default=None,
+                   help="sweep folder (default richlazy-sweep-NAME); rerun to resume")
+    w.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    w.add_argument("--seed", type=_SEED, default=0, help="base seed (default 0)")
+    w.add_argument("--threads", type=_THREADS, default=1, metavar="N",
+                   help="CPU threads per task for torch and BLAS (default 1)")
+    w.add_argument("--no-figures", action="store_true", help="write no figures")
+    w.add_argument("--quiet", action="store_true", help="no line per finished task")
+    _executor_options(w, "tasks")
 
     t = sub.add_parser("tables", help="analytic scaling tables (seed 002)")
     t.add_argument("--format", choices=("md", "latex", "csv", "json"), default="md")
@@ -131,9 +179,11 @@ def _cmd_validate(args) -> int:
             print(res.error.rstrip().splitlines()[-1], flush=True)
 
     try:
+        executor, workers = _executor(args)
         report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
                            seed=args.seed, progress=not args.quiet, on_case_start=start,
-                           on_case_end=end, threads=args.threads)
+                           on_case_end=end, threads=args.threads, executor=executor,
+                           workers=workers)
     except ValueError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -212,10 +262,104 @@ def _cmd_tables(args) -> int:
     return 0
 
 
+def _parse_grid(spec, items):
+    """``--grid KEY=V1,V2`` options -> {key: [values]} (ValueError naming the key)."""
+    grid = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ValueError(f"--grid takes KEY=V1,V2,..., got {item!r}")
+        if key not in spec.params:
+            raise ValueError(f"unknown grid key {key!r}; {spec.name} takes: {', '.join(spec.params)}")
+        if key in grid:
+            raise ValueError(f"grid key {key!r} is given twice")
+        p = spec.params[key]
+        parts = [t for t in text.split(",")]
+        if any(not t.strip() for t in parts):
+            raise ValueError(f"grid key {key!r} has an empty value in {text!r}")
+        values = []
+        for t in parts:
+            lo, dots, hi = t.partition("..")
+            if dots and p.kind is int:
+                a, b = p.parse(key, lo), p.parse(key, hi)
+                if b < a:
+                    raise ValueError(f"grid key {key!r}: range {t!r} is empty")
+                values += list(range(a, b + 1))
+            else:
+                values.append(p.parse(key, t))
+        grid[key] = values
+    return grid
+
+
+def _cmd_sweep(args) -> int:
+    import pathlib
+
+    from ..sweeps import all_sweeps, get_sweep, sweep
+
+    if args.list:
+        for name, spec in all_sweeps().items():
+            print(f"{name}\t{spec.description}")
+        return 0
+    if args.name is None:
+        return _fail("sweep needs an experiment NAME (see richlazy sweep --list)")
+    try:
+        spec = get_sweep(args.name)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.describe:
+        print(f"{spec.name}: {spec.description}")
+        print("parameters (--grid KEY=V1,V2,...):")
+        for k, p in spec.params.items():
+            extra = f" one of {list(p.choices)}" if p.choices else ""
+            print(f"  {k} ({p.kind.__name__}, default {p.default!r}){extra}: {p.help}")
+        if spec.metrics:
+            print("metrics: " + ", ".join(spec.metrics))
+        return 0
+    try:
+        grid = _parse_grid(spec, args.grid)
+    except ValueError as exc:
+        return _fail(str(exc))
+    out = args.out or f"richlazy-sweep-{spec.name}"
+    from ._runner import prepare_out_dir
+
+    try:
+        prepare_out_dir(out, name="--out")
+    except ValueError as exc:
+        return _fail(str(exc))
+    executor, workers = _executor(args)
+    total = [0]
+
+    def end(row):
+        total[0] += 1
+        if args.quiet:
+            return
+        cfg = " ".join(f"{k}={row[k]}" for k in grid)
+        mark = "ok  " if row["status"] == "ok" else "FAIL"
+        tail = "" if row["status"] == "ok" else f"  {row['error']}"
+        print(f"{mark} [{total[0]}] {cfg} replicate={row['replicate']} ({row['wall_s']:.1f} s)"
+              f"{tail}", file=sys.stderr, flush=True)
+
+    try:
+        res = sweep(spec.name, grid, seeds=args.seeds, out=out, executor=executor,
+                    workers=workers, device=args.device, seed=args.seed, threads=args.threads,
+                    figures=not args.no_figures, on_point_end=end)
+    except ValueError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
+        return INTERRUPTED
+    n = len(res.rows)
+    print(f"{n - res.n_failed} of {n} tasks ok ({res.resumed} resumed, {res.executor}); table in "
+          f"{pathlib.Path(out) / 'table.csv'}" + (" and table.parquet" if "table.parquet" in res.files
+                                                  else " (install pyarrow for Parquet)"))
+    return 0 if res.ok else 1
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"validate": _cmd_validate, "list": _cmd_list, "info": _cmd_info,
-               "bench": _cmd_bench, "tables": _cmd_tables}[args.command]
+               "bench": _cmd_bench, "tables": _cmd_tables, "sweep": _cmd_sweep}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # one line, no traceback (validate prints how to resume itself)

@@ -19,7 +19,7 @@ from richlazy.theory.checks import check_int
 from ..rendering._report import CaseResult, Report, atomic_write_text, write_report
 from ._registry import CaseContext, CaseOutcome, CaseSpec, case_threads, get_cases
 
-__all__ = ["run_suite", "resolve_device_name", "prepare_out_dir", "checkpoint_key"]
+__all__ = ["run_suite", "execute_case", "resolve_device_name", "prepare_out_dir", "checkpoint_key"]
 
 
 def resolve_device_name(device: str) -> str:
@@ -95,6 +95,63 @@ def _run_case(spec: CaseSpec, ctx: CaseContext, threads: int):
     return outcome
 
 
+def execute_case(spec: CaseSpec, *, suite: str, seed: int, device: str, out_dir: pathlib.Path,
+                 threads: int = 1, progress: bool = False, cache: dict | None = None) -> CaseResult:
+    """Run one case into ``out_dir`` (its figures and checkpoints) and return its result; a case
+    that raises comes back failed with its traceback. Runs wherever an executor puts it."""
+    out_dir = pathlib.Path(out_dir)
+    dev = device
+    case_dir = out_dir / "figures" / _safe(spec.name)
+    key = checkpoint_key(spec, suite=suite, seed=seed, device=dev)
+    ck_dir = _key_dir(out_dir, key)
+    case_dir.mkdir(parents=True, exist_ok=True)
+    ck_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
+    ctx = CaseContext(size=suite, device=dev, seed=seed, out_dir=case_dir,
+                      checkpoint_dir=ck_dir, progress=progress, name=spec.name,
+                      cache={} if cache is None else cache)
+    t0 = time.perf_counter()
+    error = None
+    extra_note = ""
+    try:
+        try:
+            outcome = _run_case(spec, ctx, threads)
+        except Exception as exc:
+            if not _is_stale_checkpoint_error(exc):
+                raise
+            # same key but the case now asks for another run configuration (code changed
+            # under an unchanged version): never continue it; start this case afresh
+            shutil.rmtree(ck_dir)
+            ck_dir.mkdir(parents=True)
+            atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
+            extra_note = (f"Discarded stale checkpoints ({exc}); the case ran from the start.")
+            ctx.figures.clear()
+            outcome = _run_case(spec, ctx, threads)
+    except Exception:  # a failing case must not stop the suite
+        outcome = CaseOutcome(quantities=[])
+        error = traceback.format_exc()
+    secs = time.perf_counter() - t0
+    names = list(outcome.figures) + [f for f in ctx.figures if f not in outcome.figures]
+    figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
+    passed = error is None and bool(outcome.quantities) and all(q.passed for q in outcome.quantities)
+    notes = "\n\n".join(x for x in (outcome.notes, extra_note) if x)
+    return CaseResult(
+        name=spec.name, paper=spec.paper, description=spec.description, passed=passed,
+        seconds=secs, device=dev, seed=seed, suite=suite, quantities=list(outcome.quantities),
+        figures=figs, params=dict(outcome.params), notes=notes, error=error,
+    )
+
+
+def _case_task(task: dict) -> CaseResult:
+    """A case as an executor task: looked up by name on the worker (module-level, picklable)."""
+    from ._registry import all_cases
+
+    spec = all_cases()[task["name"]]
+    return execute_case(spec, suite=task["suite"], seed=task["seed"], device=task["device"],
+                        out_dir=pathlib.Path(task["out_dir"]), threads=task["threads"],
+                        progress=False)
+
+
 def run_suite(
     suite: str = "quick",
     *,
@@ -106,6 +163,8 @@ def run_suite(
     on_case_start: Callable | None = None,
     on_case_end: Callable | None = None,
     threads: int = 1,
+    executor="sequential",
+    workers: int | None = None,
 ) -> Report:
     """Run the cases of ``suite`` matching the glob ``only``; write the report into ``out_dir``.
 
@@ -119,7 +178,17 @@ def run_suite(
     (:func:`checkpoint_key`): a rerun with the same arguments resumes, another seed or suite
     starts its own checkpoints, and a checkpoint the sampler driver finds to belong to another
     run configuration is discarded (with a note in the case's report) and the case rerun.
+
+    ``executor`` runs the cases elsewhere, one task per case (see
+    :func:`richlazy.validate.sweep`): ``"sequential"`` (default, this process), ``"dask-local"``
+    with ``workers`` processes, a Dask scheduler address or a ``dask.distributed.Client``. The
+    workers must see ``out_dir`` (one machine, or a shared file system). Cases then run without
+    progress bars and each computes what it needs itself (no cache shared between cases); the
+    report lists them in suite order whatever order they finish in. ``on_case_start`` is called
+    when a case is handed to the executor.
     """
+    from ..sweeps._executors import check_executor, open_executor
+
     if only is not None and not isinstance(only, str):
         raise TypeError(f"only must be a glob string or None, got {type(only).__name__}")
     if not isinstance(progress, bool):
@@ -129,55 +198,57 @@ def run_suite(
         raise ValueError(f"no case of suite {suite!r} matches --only {only!r}; see `richlazy list`")
     seed = check_int("seed", seed, minimum=0)
     threads = check_int("threads", threads, minimum=1)
-    dev = resolve_device_name(device)
+    check_executor(executor, workers)
+    sequential = executor == "sequential"
+    if sequential or device == "cpu":
+        dev = resolve_device_name(device)
+    else:
+        dev = None  # decided by the cluster's workers below
     out_dir = prepare_out_dir(out_dir)
     created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    results: list[CaseResult] = []
-    cache: dict = {}  # shared by the cases of this run (see CaseContext.cache)
-    for spec in cases:
+    results: dict[str, CaseResult] = {}
+    order = [c.name for c in cases]
+
+    def report():
+        return Report(suite, dev, seed, created, _version(),
+                      [results[n] for n in order if n in results])
+
+    if sequential:
+        cache: dict = {}  # shared by the cases of this run (see CaseContext.cache)
+        for spec in cases:
+            if on_case_start:
+                on_case_start(spec)
+            res = execute_case(spec, suite=suite, seed=seed, device=dev, out_dir=out_dir,
+                               threads=threads, progress=progress, cache=cache)
+            results[spec.name] = res
+            write_report(report(), out_dir)
+            if on_case_end:
+                on_case_end(res)
+        return report()
+
+    with open_executor(executor, workers=workers) as ex:
+        if dev is None:
+            if device == "cuda" and not ex.gpu:
+                raise ValueError("device 'cuda' but no Dask worker has the GPU resource "
+                                 "(start GPU workers with --resources GPU=1)")
+            dev = "cuda" if ex.gpu else "cpu"
+        tasks = [{"name": c.name, "suite": suite, "seed": seed, "device": dev,
+                  "out_dir": str(out_dir.resolve()), "threads": threads} for c in cases]
         if on_case_start:
-            on_case_start(spec)
-        case_dir = out_dir / "figures" / _safe(spec.name)
-        key = checkpoint_key(spec, suite=suite, seed=seed, device=dev)
-        ck_dir = _key_dir(out_dir, key)
-        case_dir.mkdir(parents=True, exist_ok=True)
-        ck_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
-        ctx = CaseContext(size=suite, device=dev, seed=seed, out_dir=case_dir,
-                          checkpoint_dir=ck_dir, progress=progress, name=spec.name, cache=cache)
-        t0 = time.perf_counter()
-        error = None
-        extra_note = ""
-        try:
-            try:
-                outcome = _run_case(spec, ctx, threads)
-            except Exception as exc:
-                if not _is_stale_checkpoint_error(exc):
-                    raise
-                # same key but the case now asks for another run configuration (code changed
-                # under an unchanged version): never continue it; start this case afresh
-                shutil.rmtree(ck_dir)
-                ck_dir.mkdir(parents=True)
-                atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
-                extra_note = (f"Discarded stale checkpoints ({exc}); the case ran from the start.")
-                ctx.figures.clear()
-                outcome = _run_case(spec, ctx, threads)
-        except Exception:  # a failing case must not stop the suite
-            outcome = CaseOutcome(quantities=[])
-            error = traceback.format_exc()
-        secs = time.perf_counter() - t0
-        names = list(outcome.figures) + [f for f in ctx.figures if f not in outcome.figures]
-        figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
-        passed = error is None and bool(outcome.quantities) and all(q.passed for q in outcome.quantities)
-        notes = "\n\n".join(x for x in (outcome.notes, extra_note) if x)
-        res = CaseResult(
-            name=spec.name, paper=spec.paper, description=spec.description, passed=passed,
-            seconds=secs, device=dev, seed=seed, suite=suite, quantities=list(outcome.quantities),
-            figures=figs, params=dict(outcome.params), notes=notes, error=error,
-        )
-        results.append(res)
-        report = Report(suite, dev, seed, created, _version(), results)
-        write_report(report, out_dir)
-        if on_case_end:
-            on_case_end(res)
-    return Report(suite, dev, seed, created, _version(), results)
+            for spec in cases:
+                on_case_start(spec)
+
+        def done(task, res, error):
+            if res is None:  # the worker died (twice) or the task could not run at all
+                spec = next(c for c in cases if c.name == task["name"])
+                res = CaseResult(name=spec.name, paper=spec.paper, description=spec.description,
+                                 passed=False, seconds=float("nan"), device=dev, seed=seed,
+                                 suite=suite, quantities=[], figures=[], params={}, notes="",
+                                 error=error)
+            results[res.name] = res
+            write_report(report(), out_dir)
+            if on_case_end:
+                on_case_end(res)
+
+        ex.map(_case_task, tasks, done, gpu_flags=[dev.startswith("cuda")] * len(tasks))
+    return report()

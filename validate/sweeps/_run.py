@@ -1,0 +1,344 @@
+"""``sweep``: run an experiment over a parameter grid × replicates, resumably, on any executor."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import numbers
+import os
+import pathlib
+import socket
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from richlazy.theory.checks import check_int
+
+from ._executors import open_executor
+from ._registry import (
+    SweepContext,
+    SweepSpec,
+    check_grid,
+    config_json,
+    get_sweep,
+    grid_points,
+)
+from ._store import point_key, read_point, table_columns, write_point, write_table
+
+__all__ = ["SweepResult", "SweepTask", "sweep", "run_task"]
+
+_DEVICES = ("auto", "cpu", "cuda")
+TABLE_EVERY_S = 2.0  # rewrite the table at most this often while tasks finish (and at the end)
+
+
+@dataclass(frozen=True)
+class SweepTask:
+    """One grid point × replicate, as sent to a worker (small and picklable)."""
+
+    experiment: str
+    fn: Callable | None          # None: look the registered experiment up by name on the worker
+    config: dict
+    grid_config: dict            # the keyword arguments passed to fn
+    point: int
+    replicate: int
+    seed: int
+    key: str
+    device: str
+    checkpoint_dir: str | None
+    threads: int = 1
+    progress: bool = False
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("richlazy")
+    except PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+def _check_metrics(metrics) -> dict:
+    if not isinstance(metrics, Mapping):
+        raise TypeError(f"an experiment must return a mapping metric -> number, got "
+                        f"{type(metrics).__name__}")
+    out = {}
+    for k, v in metrics.items():
+        if not isinstance(k, str) or not k:
+            raise TypeError(f"metric names must be non-empty strings, got {k!r}")
+        if hasattr(v, "item") and getattr(v, "ndim", 0) == 0:
+            v = v.item()
+        if isinstance(v, bool):
+            v = int(v)
+        if not isinstance(v, numbers.Real):
+            raise TypeError(f"metric {k!r} must be a number, got {v!r} ({type(v).__name__})")
+        out[k] = int(v) if isinstance(v, numbers.Integral) else float(v)
+    return out
+
+
+def run_task(task: SweepTask) -> dict:
+    """Run one task (on whichever process the executor chose); never raises for the experiment's
+    own errors: they come back as ``{"error": ..., "traceback": ...}``."""
+    from ..core._registry import limit_threads
+
+    t0 = time.perf_counter()
+    ck = None
+    if task.checkpoint_dir is not None:
+        ck = pathlib.Path(task.checkpoint_dir)
+        ck.mkdir(parents=True, exist_ok=True)
+    ctx = SweepContext(experiment=task.experiment, config=dict(task.config),
+                       replicate=task.replicate, seed=task.seed, device=task.device,
+                       checkpoint_dir=ck, progress=task.progress)
+    fn = task.fn if task.fn is not None else get_sweep(task.experiment).fn
+    result = {"worker": f"{socket.gethostname()}:{os.getpid()}", "device": task.device}
+    try:
+        with limit_threads(task.threads):
+            metrics = _check_metrics(fn(ctx, **task.grid_config))
+        result.update(metrics=metrics, error=None, traceback=None)
+    except Exception as exc:
+        result.update(metrics={}, error=f"{type(exc).__name__}: {exc}".splitlines()[0][:500],
+                      traceback=traceback.format_exc())
+    result["wall_s"] = time.perf_counter() - t0
+    return result
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Outcome of :func:`sweep`.
+
+    experiment : name.  grid : the checked grid.  rows : one dict per grid point × replicate in
+    grid order (see :mod:`._store` for the columns); rows of tasks that did not finish (an
+    interrupted run) are absent.  columns : table column order.  out : the sweep folder or None.
+    resumed : number of rows read back from an earlier run.  files : table and figure files
+    written (relative to ``out``).  executor : what ran the tasks.
+    """
+
+    experiment: str
+    grid: dict
+    rows: list
+    columns: list
+    out: pathlib.Path | None
+    resumed: int
+    executor: str
+    files: list = field(default_factory=list)
+
+    @property
+    def n_failed(self) -> int:
+        return sum(r["status"] != "ok" for r in self.rows)
+
+    @property
+    def ok(self) -> bool:
+        """Every task finished without error."""
+        return self.n_failed == 0
+
+    def column(self, name: str) -> list:
+        """The values of one column, in row order."""
+        if name not in self.columns:
+            raise ValueError(f"no column {name!r}; columns: {', '.join(self.columns)}")
+        return [r.get(name) for r in self.rows]
+
+
+def _resolve(fn):
+    if isinstance(fn, str):
+        try:
+            spec = get_sweep(fn)
+        except ValueError as exc:
+            raise ValueError(f"fn: {exc}") from None
+        return spec, spec.name, None, spec.params
+    if isinstance(fn, SweepSpec):
+        return fn, fn.name, None, fn.params
+    if callable(fn):
+        name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+        return None, name, fn, None
+    raise TypeError(f"fn must be a registered experiment name, a SweepSpec or a callable "
+                    f"fn(ctx, **config), got {type(fn).__name__}")
+
+
+def _check_seeds(seeds) -> list[int]:
+    if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
+        n = check_int("seeds", seeds, minimum=1)
+        return list(range(n))
+    try:
+        reps = [check_int("seeds", s, minimum=0) for s in seeds]
+    except TypeError:
+        raise TypeError(f"seeds must be a positive int (number of replicates) or a list of "
+                        f"replicate indices, got {seeds!r}") from None
+    if not reps or len(set(reps)) != len(reps):
+        raise ValueError(f"seeds must list distinct replicate indices, got {seeds!r}")
+    return reps
+
+
+def _prepare_out(out, manifest: dict) -> pathlib.Path:
+    from ..core._runner import prepare_out_dir
+    from ..rendering._report import atomic_write_text
+
+    path = prepare_out_dir(out, name="out")
+    old = path / "sweep.json"
+    if old.exists():
+        try:
+            prev = json.loads(old.read_text())
+        except (OSError, ValueError):
+            prev = {}
+        if prev.get("experiment") not in (None, manifest["experiment"]):
+            raise ValueError(f"out {str(path)!r} holds a sweep of {prev.get('experiment')!r}, not "
+                             f"{manifest['experiment']!r}; choose another folder")
+    atomic_write_text(old, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def sweep(
+    fn,
+    grid: Mapping,
+    *,
+    seeds=1,
+    out=None,
+    executor="sequential",
+    workers: int | None = None,
+    device: str = "auto",
+    seed: int = 0,
+    threads: int = 1,
+    progress: bool = False,
+    figures: bool = True,
+    on_point_end: Callable | None = None,
+) -> SweepResult:
+    """Run ``fn`` on every point of ``grid`` × replicate and collect a tidy table.
+
+    Parameters
+    ----------
+    fn : str, SweepSpec or callable
+        a registered experiment (``richlazy sweep --list``) or any ``fn(ctx, **config) ->
+        {metric: number}`` taking a :class:`SweepContext` (a plain function's grid keys are not
+        checked against declared parameters; it must be importable by Dask workers).
+    grid : mapping key -> list of values
+        the Cartesian product is run; parameters not in the grid take their defaults. Checked
+        before anything runs (unknown key, empty list, wrong type, out of range, repeats).
+    seeds : int or list of int
+        replicates per point (int n -> 0..n-1) or the replicate indices to run.
+    out : folder or None
+        where rows, checkpoints, the table (CSV and Parquet) and figures go. A rerun with the same
+        folder skips finished tasks (failed ones run again) and a task restarts from its own
+        checkpoints. None keeps nothing on disk (no resume).
+    executor : "sequential" (default), "dask-local" (with ``workers``), a Dask scheduler
+        address, or a ``dask.distributed.Client``.
+    device : "auto" | "cpu" | "cuda"
+        for experiments that can use a GPU; "auto" uses CUDA when this process (sequential) or
+        some Dask worker (resource ``GPU``) has it. Theory-only experiments run on the CPU.
+    seed : base seed; task streams are ``SeedSequence([seed, crc32(experiment),
+        crc32(config), replicate, k])``, independent of executor and order.
+    threads : CPU threads (torch and BLAS) per task (default 1).
+    figures : write the experiment's standard figures into ``out/figures`` at the end.
+    on_point_end : called with each finished row (e.g. to print progress).
+
+    Returns a :class:`SweepResult`. A failing task is recorded (status "failed", its error) and
+    the sweep goes on. KeyboardInterrupt propagates after the finished rows are on disk.
+    """
+    spec, name, plain_fn, params = _resolve(fn)
+    checked = check_grid(grid, params)
+    reps = _check_seeds(seeds)
+    seed = check_int("seed", seed, minimum=0)
+    threads = check_int("threads", threads, minimum=1)
+    if device not in _DEVICES:
+        raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
+    for flag, v in (("progress", progress), ("figures", figures)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{flag} must be a bool, got {v!r}")
+    if on_point_end is not None and not callable(on_point_end):
+        raise TypeError(f"on_point_end must be callable or None, got {type(on_point_end).__name__}")
+    if device == "cuda":
+        import torch
+
+        if executor == "sequential" and not torch.cuda.is_available():
+            raise ValueError("device='cuda' but CUDA is not available on this machine")
+    points = grid_points(checked, params)
+    config_keys = list(params) if params is not None else list(checked)
+    manifest = {"experiment": name, "grid": checked, "replicates": reps, "seed": seed,
+                "richlazy_version": _version(),
+                "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+    out_path = _prepare_out(out, manifest) if out is not None else None
+    uses_gpu = spec.uses_gpu if spec is not None else True
+
+    with open_executor(executor, workers=workers) as ex:
+        dev = "cpu"
+        if uses_gpu and device != "cpu" and (device == "cuda" or ex.gpu):
+            dev = "cuda"
+        tasks, done = [], {}
+        for i, cfg in enumerate(points):
+            text = config_json(cfg)
+            grid_cfg = cfg if params is not None else {k: cfg[k] for k in checked}
+            for r in reps:
+                key = point_key(name, text, r, seed)
+                row = read_point(out_path, key) if out_path is not None else None
+                if row is not None and row.get("status") == "ok":
+                    done[key] = row
+                    continue
+                ck = str(out_path / "checkpoints" / key) if out_path is not None else None
+                tasks.append(SweepTask(name, plain_fn, cfg, grid_cfg, i, r, seed, key, dev, ck,
+                                       threads, progress))
+        resumed = len(done)
+        metric_names = list(spec.metrics) if spec is not None else []
+        order = [(i, r) for i in range(len(points)) for r in reps]
+
+        def rows_in_order():
+            by = {(row["point"], row["replicate"]): row for row in done.values()}
+            return [by[k] for k in order if k in by]
+
+        def columns():
+            names = list(metric_names)
+            for row in done.values():
+                for k in row:
+                    if k not in names and k not in fixed:
+                        names.append(k)
+            return table_columns(config_keys, names)
+
+        fixed = set(table_columns(config_keys, []))
+
+        def finished(task: SweepTask, result, error):
+            res = result or {}
+            err = error or res.get("error")
+            metrics = res.get("metrics") or {}
+            row = {"experiment": name, "point": task.point, "replicate": task.replicate,
+                   "seed": task.seed, "key": task.key, **task.config,
+                   "status": "failed" if err else "ok", **metrics,
+                   "wall_s": float(res.get("wall_s", math.nan)), "device": task.device,
+                   "worker": res.get("worker", ""), "error": err or None}
+            if err:
+                for m in metric_names:
+                    row.setdefault(m, math.nan)
+            done[task.key] = row
+            if out_path is not None:
+                write_point(out_path, row, res.get("traceback"))
+                now = time.monotonic()
+                if now - last_table[0] >= TABLE_EVERY_S:  # the point files are the record; the
+                    write_table(out_path, rows_in_order(), columns())  # table is rebuilt from them
+                    last_table[0] = now
+            if on_point_end is not None:
+                on_point_end(row)
+
+        last_table = [time.monotonic()]
+        table_files: list = []
+        try:
+            ex.map(run_task, tasks, finished, gpu_flags=[t.device == "cuda" for t in tasks])
+        finally:  # also on Ctrl-C: the table holds exactly the finished rows
+            if out_path is not None:
+                table_files[:] = write_table(out_path, rows_in_order(), columns())
+        exname = ex.name
+
+    rows = rows_in_order()
+    cols = columns()
+    files = []
+    if out_path is not None:
+        files += table_files
+        if figures and rows:
+            from ..rendering._sweep_plots import sweep_figures
+
+            figs = spec.figures if spec is not None else ()
+            files += [str(p.relative_to(out_path))
+                      for p in sweep_figures(rows, checked, _metrics_of(cols, fixed),
+                                             out_path / "figures", figs, title=name)]
+    return SweepResult(name, checked, rows, cols, out_path, resumed, exname, files)
+
+
+def _metrics_of(cols, fixed):
+    return [c for c in cols if c not in fixed and not c.endswith("_se")]
