@@ -1,6 +1,6 @@
 """Batched network ensembles: the network posterior of seed 000 (linear / nonlinear, non-lazy and
-lazy scaling), the two-layer erf posterior of seed 002, the MLP trainer and the gamma-MLP trainer
-of seed 003.
+lazy scaling), the two-layer erf posterior of seed 002, the MLP trainer and the gamma-MLP trainers
+of seed 003 (dense, and structured for the same-different task).
 """
 
 from ._activations import (
@@ -28,6 +28,12 @@ from ._network_posterior import (
     NetworkPosterior,
     NetworkSpec,
 )
+from ._sd_structured import (
+    init_gamma_mlp_published,
+    train_gamma_mlp_sd,
+    truncated_normal,
+    truncated_normal_std,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -38,6 +44,10 @@ __all__ = [
     "init_gamma_mlp",
     "lazy_gamma",
     "train_gamma_mlp",
+    "init_gamma_mlp_published",
+    "train_gamma_mlp_sd",
+    "truncated_normal",
+    "truncated_normal_std",
     "TwoLayerErfPosterior",
     "MLPParams",
     "MLPTrainResult",

@@ -74,16 +74,12 @@ def init_gamma_mlp(n_members: int, in_dim: int, width: int, *, generator, dtype=
     return W0, a0
 
 
-def _forward(x, W0, a0, dW, da, s, Wcat=None):
-    """Centred output f̃ (E, B) and the post-update pre-activations h (E, B, m).
+def _centred_from_preacts(h0, dh, a0, da, s):
+    """Centred output f̃ (E, B), pre-activations h = h0 + Δh and φ(h) (E, B, m) from the initial
+    pre-activations h0 = W0·x and their displacement Δh = ΔW·x (each (E, B, m)).
 
-    ``Wcat`` (E, 2m, D), if given, is the buffer [W0; ΔW] whose halves W0 and dW are views
-    (saves the concatenation in the training loop)."""
-    m = W0.shape[1]
-    if Wcat is None:
-        Wcat = torch.cat([W0, dW], dim=1)
-    hh = torch.bmm(x, Wcat.transpose(1, 2))
-    h0, dh = hh[..., :m], hh[..., m:]
+    f̃ = s Σ_i [Δa_i φ(h_i) + a0_i (φ(h0_i + Δh_i) − φ(h0_i))]; shared by the dense step (h0, Δh
+    from a matrix product with x) and the structured SD step (gathered from per-symbol tables)."""
     h = h0 + dh
     phi = torch.relu(h)
     # φ(h0 + Δh) − φ(h0) without cancellation: max(Δh, −h0) for h0 > 0, φ(h0 + Δh) otherwise,
@@ -93,6 +89,42 @@ def _forward(x, W0, a0, dW, da, s, Wcat=None):
     return f, h, phi
 
 
+def _forward(x, W0, a0, dW, da, s, Wcat=None):
+    """Centred output f̃ (E, B) and the post-update pre-activations h (E, B, m).
+
+    ``Wcat`` (E, 2m, D), if given, is the buffer [W0; ΔW] whose halves W0 and dW are views
+    (saves the concatenation in the training loop)."""
+    m = W0.shape[1]
+    if Wcat is None:
+        Wcat = torch.cat([W0, dW], dim=1)
+    hh = torch.bmm(x, Wcat.transpose(1, 2))
+    return _centred_from_preacts(hh[..., :m], hh[..., m:], a0, da, s)
+
+
+def _bce_backward(f, phi, y, s, *, with_loss=True, counts=None, batch=None):
+    """Mean BCE loss (E,) (None unless ``with_loss``), ∂L/∂a (E, m) and the per-example hidden
+    factor G_bi = g_b φ'(h_bi) (E, B, m), g_b = (σ(f̃_b) − y_b) s/B, so that
+    ∂L/∂w_i = a_i Σ_b G_bi x_b (the contraction with x is left to the caller: a matrix product
+    in the dense step, per-symbol sums in the structured SD step).
+
+    ``counts`` (E, P), if given, says how often each of the P rows of f occurs in a batch of
+    ``batch`` examples (the structured step's grid of distinct pairs): g_p = c_p (σ(f̃_p) − y_p) s/B
+    and the loss is Σ_p c_p BCE_p / B."""
+    B = f.shape[1] if batch is None else batch
+    g = torch.sigmoid(f) - y
+    if counts is not None:
+        g.mul_(counts)
+    g = g * (s[:, None] / B)
+    grad_a = torch.bmm(g[:, None, :], phi)[:, 0]
+    # φ' = sign(φ) for ReLU (φ >= 0)
+    G = torch.sign(phi).mul_(g[:, :, None])
+    loss = None
+    if with_loss:
+        bce = torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none")
+        loss = bce.mean(1) if counts is None else (bce * counts).sum(1) / B
+    return loss, grad_a, G
+
+
 def _loss_and_grads(x, y, W0, a0, dW, da, s, *, Wcat=None, with_loss=True):
     """Mean BCE loss (E,) (None unless ``with_loss``), output f̃ (E, B) and the gradients
     (∂/∂a (E, m), ∂/∂W (E, m, D)).
@@ -100,17 +132,10 @@ def _loss_and_grads(x, y, W0, a0, dW, da, s, *, Wcat=None, with_loss=True):
     ∂L/∂a_i = s Σ_b g_b φ(h_bi) and ∂L/∂w_i = s Σ_b g_b a_i φ'(h_bi) x_b with
     g_b = (σ(f̃_b) − y_b)/B (hand-written; checked against autograd in the tests).
     """
-    B = x.shape[1]
     f, _h, phi = _forward(x, W0, a0, dW, da, s, Wcat)
-    g = (torch.sigmoid(f) - y) * (s[:, None] / B)
-    grad_a = torch.bmm(g[:, None, :], phi)[:, 0]
-    # ∂/∂w_i = a_i Σ_b g_b φ'(h_bi) x_b; φ' = sign(φ) for ReLU (φ >= 0), and a_i is applied
-    # after the contraction over the batch
-    G = torch.sign(phi).mul_(g[:, :, None])
+    loss, grad_a, G = _bce_backward(f, phi, y, s, with_loss=with_loss)
+    # a_i is applied after the contraction over the batch
     grad_W = torch.bmm(G.transpose(1, 2), x).mul_((a0 + da)[:, :, None])
-    loss = None
-    if with_loss:
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none").mean(1)
     return loss, f, grad_a, grad_W
 
 
@@ -132,13 +157,15 @@ def gamma_mlp_output(x, W0, a0, dW, da, gamma, d_eff: float, *, chunk: int = 204
 
 @dataclass(frozen=True)
 class GammaMLPResult:
-    """Outcome of :func:`train_gamma_mlp` (all tensors on the CPU).
+    """Outcome of :func:`train_gamma_mlp` and :func:`~richlazy.simulate.train_gamma_mlp_sd`
+    (all tensors on the CPU).
 
     final_accuracy : (E,)        test accuracy after the last step.
     best_accuracy : (E,)         best test accuracy over the evaluations (the seed's number).
     best_step : (E,)             step at which the best accuracy was reached.
     final_accuracy_same, final_accuracy_different : (E,)   class-conditional final accuracies.
-    eval_steps : (n_eval,)       steps at which the test set was evaluated (0 = initialisation).
+    eval_steps : (n_eval,)       steps at which the test set was evaluated (0 = initialisation;
+                                 the "published" protocol does not evaluate at step 0).
     test_accuracy : (n_eval, E)  the accuracy history; train_loss : (n_eval, E) mean BCE of the
                                  preceding training batch.
     W0, a0, dW, da               initial parameters and final displacements (W = W0 + dW).
@@ -146,6 +173,10 @@ class GammaMLPResult:
     diverged : (E,) bool         members with a non-finite training loss or parameters at an
                                  evaluation step (the policy of every simulate result; see the
                                  ``throw`` argument of :func:`train_gamma_mlp`).
+    protocol : str               "richlazy" (fixed test set, the default) or "published" (fresh
+                                 test batch at every evaluation; see ``train_gamma_mlp_sd``).
+    method : str                 the training step used: "dense" (a matrix product with the
+                                 inputs), or the structured SD steps "gram" / "slots".
     """
 
     final_accuracy: torch.Tensor
@@ -166,6 +197,8 @@ class GammaMLPResult:
     alpha0: float
     steps: int
     diverged: torch.Tensor
+    protocol: str = "richlazy"
+    method: str = "dense"
 
     @property
     def W(self) -> torch.Tensor:
@@ -174,6 +207,124 @@ class GammaMLPResult:
     @property
     def a(self) -> torch.Tensor:
         return self.a0 + self.da
+
+
+# ---- pieces shared by the dense trainer and the structured SD trainer (``_sd_structured``) ----
+
+
+def _check_x_test(x_test) -> tuple[int, int, int]:
+    """(E, n, D) of a test-input tensor x_test (E, n, D) with every size >= 1 and finite entries."""
+    if not (isinstance(x_test, torch.Tensor) and x_test.ndim == 3):
+        raise ValueError("x_test must be a tensor of shape (E, n, D)")
+    E, n_test, D = x_test.shape
+    if E < 1 or n_test < 1 or D < 1:
+        raise ValueError(f"x_test must have at least one member, test input and dimension, got shape "
+                         f"{tuple(x_test.shape)}")
+    as_real_tensor("x_test", x_test)
+    return E, n_test, D
+
+
+def _check_y_test(y_test, x_test, dev) -> None:
+    """y_test (E, n) of labels in {0, 1}; x_test and y_test on the generator's device ``dev``."""
+    E, n_test = x_test.shape[:2]
+    if not (isinstance(y_test, torch.Tensor) and y_test.shape == (E, n_test)):
+        raise ValueError(f"y_test must be a tensor of shape {(E, n_test)}")
+    if x_test.device != dev or y_test.device != dev:
+        raise ValueError(f"x_test and y_test must be on the generator's device {dev}")
+    if not bool(((y_test == 0) | (y_test == 1)).all()):
+        raise ValueError("y_test must hold labels in {0, 1}")
+
+
+def _member_gamma(gamma, E: int) -> torch.Tensor:
+    """``gamma`` as a float64 tensor (E,) (a scalar is broadcast to every member)."""
+    gam = as_real_tensor("gamma", gamma, finite=False).to(torch.float64).flatten()
+    if gam.numel() == 1:
+        gam = gam.expand(E).clone()
+    if gam.shape != (E,):
+        raise ValueError(f"gamma must be a scalar or have one entry per member ({E}), got {gamma!r}")
+    return gam
+
+
+def _initial_params(init, E, D, m, *, generator, dtype, init_fn=None):
+    """(W0, a0): ``init`` checked against the shapes (E, m, D), (E, m), or drawn by ``init_fn``
+    (default :func:`init_gamma_mlp`)."""
+    dev = generator.device
+    if init is None:
+        return (init_fn or init_gamma_mlp)(E, D, m, generator=generator, dtype=dtype)
+    W0, a0 = (t.to(device=dev, dtype=dtype).clone() for t in init)
+    if W0.shape != (E, m, D) or a0.shape != (E, m):
+        raise ValueError(f"init must be (W0, a0) with shapes {(E, m, D)} and {(E, m)}, "
+                         f"got {tuple(W0.shape)} and {tuple(a0.shape)}")
+    return W0, a0
+
+
+def _fixed_test_evaluator(x_test, y_test, W0, a0, dW_fn, da, gam, d_eff, eval_chunk, dtype):
+    """evaluate() -> (accuracy (E,), correct (E, n), is_same (E, n)) on the fixed test set;
+    ``dW_fn()`` returns the current ΔW (E, m, D)."""
+    dev = W0.device
+    x_test = x_test.to(dtype)
+    is_same = y_test.to(dtype) > 0.5
+    g = gam.to(dev, dtype)
+
+    def evaluate():
+        f = gamma_mlp_output(x_test, W0, a0, dW_fn(), da, g, d_eff, chunk=eval_chunk)
+        correct = ((f > 0) == is_same).to(dtype)
+        return correct.mean(1), correct, is_same
+
+    return evaluate
+
+
+def _sgd_loop(step, evaluate, params, *, E, steps, eval_every, eval_at_start, throw, who, dev, dtype):
+    """Run ``steps`` SGD steps and the evaluations of one training run.
+
+    ``step(record) -> loss`` advances every member by one step (the loss (E,) is needed only when
+    ``record``); ``evaluate() -> (accuracy (E,), correct (E, n), is_same (E, n))``; ``params()``
+    the tensors checked for non-finite entries. Evaluations happen at step 0 (if
+    ``eval_at_start``), every ``eval_every`` steps and after the last step. Returns
+    (eval steps, accuracies (n_eval, E), losses (n_eval, E), last evaluation, diverged (E,))."""
+    hist_steps, hist_acc, hist_loss = [], [], []
+    last = None
+    if eval_at_start:
+        last = evaluate()
+        hist_steps.append(0)
+        hist_acc.append(last[0])
+        hist_loss.append(torch.full((E,), math.log(2.0), device=dev, dtype=dtype))
+    diverged = torch.zeros(E, dtype=torch.bool, device=dev)
+    for t in range(1, steps + 1):
+        record = t % eval_every == 0 or t == steps
+        loss = step(record)
+        if record:
+            bad = nonfinite_members(E, loss, *params())
+            if throw and bool(bad.any()):
+                raise DivergedError(f"{who}: non-finite loss or parameters at step {t} in "
+                                    f"{member_list(bad)}; reduce alpha0 or the input scale")
+            diverged |= bad.to(dev)
+            last = evaluate()
+            hist_steps.append(t)
+            hist_acc.append(last[0])
+            hist_loss.append(loss)
+    return hist_steps, torch.stack(hist_acc), torch.stack(hist_loss), last, diverged
+
+
+def _make_result(hist, W0, a0, dW, da, gam, alpha, d_eff, alpha0, steps, *, protocol, method):
+    """Assemble a :class:`GammaMLPResult` (on the CPU) from the output of :func:`_sgd_loop`."""
+    hist_steps, acc, loss, (acc_final, correct, is_same), diverged = hist
+    best, best_idx = acc.max(0)
+    steps_t = torch.tensor(hist_steps)
+    cpu = torch.device("cpu")
+    return GammaMLPResult(
+        final_accuracy=acc_final.to(cpu),
+        best_accuracy=best.to(cpu),
+        best_step=steps_t[best_idx.to(cpu)],
+        final_accuracy_same=(correct * is_same).sum(1).div(is_same.sum(1)).to(cpu),
+        final_accuracy_different=(correct * ~is_same).sum(1).div((~is_same).sum(1)).to(cpu),
+        eval_steps=steps_t,
+        test_accuracy=acc.to(cpu),
+        train_loss=loss.to(cpu),
+        W0=W0.contiguous().to(cpu), a0=a0.to(cpu), dW=dW.contiguous().to(cpu), da=da.to(cpu),
+        gamma=gam.clone(), alpha=alpha.clone(), d_eff=d_eff, alpha0=alpha0, steps=steps,
+        diverged=diverged.to(cpu), protocol=protocol, method=method,
+    )
 
 
 def train_gamma_mlp(
@@ -207,32 +358,20 @@ def train_gamma_mlp(
     flagged per member in ``result.diverged``; ``throw=True`` raises
     :class:`~richlazy.simulate.DivergedError` at the first such check instead. Members are
     independent, so a diverged member does not affect the others.
+
+    For the noise-free SD task, :func:`~richlazy.simulate.train_gamma_mlp_sd` follows the same
+    trajectory with a step whose cost does not grow with the batch's input dimension.
     """
     dev = check_generator(generator).device
     dtype = check_float_dtype(dtype)
     if not isinstance(throw, bool):
         raise TypeError(f"throw must be a bool, got {throw!r}")
-    if not (isinstance(x_test, torch.Tensor) and x_test.ndim == 3):
-        raise ValueError("x_test must be a tensor of shape (E, n, D)")
-    E, n_test, D = x_test.shape
-    if E < 1 or n_test < 1 or D < 1:
-        raise ValueError(f"x_test must have at least one member, test input and dimension, got shape "
-                         f"{tuple(x_test.shape)}")
-    as_real_tensor("x_test", x_test)
+    E, n_test, D = _check_x_test(x_test)
     if not callable(sample_batch):
         raise TypeError("sample_batch must be callable generator -> (x, y), got "
                         f"{type(sample_batch).__name__}")
-    if not (isinstance(y_test, torch.Tensor) and y_test.shape == (E, n_test)):
-        raise ValueError(f"y_test must be a tensor of shape {(E, n_test)}")
-    if x_test.device != dev or y_test.device != dev:
-        raise ValueError(f"x_test and y_test must be on the generator's device {dev}")
-    if not bool(((y_test == 0) | (y_test == 1)).all()):
-        raise ValueError("y_test must hold labels in {0, 1}")
-    gam = as_real_tensor("gamma", gamma, finite=False).to(torch.float64).flatten()
-    if gam.numel() == 1:
-        gam = gam.expand(E).clone()
-    if gam.shape != (E,):
-        raise ValueError(f"gamma must be a scalar or have one entry per member ({E}), got {gamma!r}")
+    _check_y_test(y_test, x_test, dev)
+    gam = _member_gamma(gamma, E)
     d_eff = check_pos_float("d_eff", d_eff)
     alpha0 = check_pos_float("alpha0", alpha0)
     alpha = gamma_learning_rate(gam, d_eff, alpha0)
@@ -240,64 +379,27 @@ def train_gamma_mlp(
     steps = check_int("steps", steps, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
 
-    if init is None:
-        W0, a0 = init_gamma_mlp(E, D, m, generator=generator, dtype=dtype)
-    else:
-        W0, a0 = (t.to(device=dev, dtype=dtype).clone() for t in init)
-        if W0.shape != (E, m, D) or a0.shape != (E, m):
-            raise ValueError(f"init must be (W0, a0) with shapes {(E, m, D)} and {(E, m)}, "
-                             f"got {tuple(W0.shape)} and {tuple(a0.shape)}")
+    W0, a0 = _initial_params(init, E, D, m, generator=generator, dtype=dtype)
     Wcat = torch.cat([W0, torch.zeros_like(W0)], dim=1)  # [W0; ΔW], halves are views
     W0, dW = Wcat[:, :m], Wcat[:, m:]
     da = torch.zeros_like(a0)
     s = (1.0 / (gam * math.sqrt(d_eff))).to(device=dev, dtype=dtype)
     lr = alpha.to(device=dev, dtype=dtype)
-    x_test = x_test.to(dtype)
-    y_test = y_test.to(dtype)
-    is_same = y_test > 0.5
 
-    def evaluate():
-        f = gamma_mlp_output(x_test, W0, a0, dW, da, gam.to(dev, dtype), d_eff, chunk=eval_chunk)
-        correct = ((f > 0) == is_same).to(dtype)
-        return correct.mean(1), correct
-
-    hist_steps, hist_acc = [0], [evaluate()[0]]
-    hist_loss = [torch.full((E,), math.log(2.0), device=dev, dtype=dtype)]
-    diverged = torch.zeros(E, dtype=torch.bool, device=dev)
-    for t in range(1, steps + 1):
+    def step(record):
         x, y = sample_batch(generator)
         if x.shape[0] != E or x.shape[2] != D or y.shape != x.shape[:2]:
             raise ValueError(f"sample_batch must return x (E={E}, B, D={D}) and y (E, B), "
                              f"got {tuple(x.shape)} and {tuple(y.shape)}")
-        record = t % eval_every == 0 or t == steps
         loss, _f, grad_a, grad_W = _loss_and_grads(x.to(dtype), y.to(dtype), W0, a0, dW, da, s,
                                                    Wcat=Wcat, with_loss=record)
-        da -= lr[:, None] * grad_a
-        dW -= lr[:, None, None] * grad_W
-        if record:
-            bad = nonfinite_members(E, loss, da, dW)
-            if throw and bool(bad.any()):
-                raise DivergedError(f"train_gamma_mlp: non-finite loss or parameters at step {t} in "
-                                    f"{member_list(bad)}; reduce alpha0 or the input scale")
-            diverged |= bad
-            hist_steps.append(t)
-            hist_acc.append(evaluate()[0])
-            hist_loss.append(loss)
-    acc_final, correct = evaluate()
-    acc = torch.stack(hist_acc)
-    best, best_idx = acc.max(0)
-    steps_t = torch.tensor(hist_steps)
-    cpu = torch.device("cpu")
-    return GammaMLPResult(
-        final_accuracy=acc_final.to(cpu),
-        best_accuracy=best.to(cpu),
-        best_step=steps_t[best_idx.to(cpu)],
-        final_accuracy_same=(correct * is_same).sum(1).div(is_same.sum(1)).to(cpu),
-        final_accuracy_different=(correct * ~is_same).sum(1).div((~is_same).sum(1)).to(cpu),
-        eval_steps=steps_t,
-        test_accuracy=acc.to(cpu),
-        train_loss=torch.stack(hist_loss).to(cpu),
-        W0=W0.contiguous().to(cpu), a0=a0.to(cpu), dW=dW.contiguous().to(cpu), da=da.to(cpu),
-        gamma=gam.clone(), alpha=alpha.clone(), d_eff=d_eff, alpha0=alpha0, steps=steps,
-        diverged=diverged.to(cpu),
-    )
+        da.sub_(lr[:, None] * grad_a)
+        dW.sub_(lr[:, None, None] * grad_W)
+        return loss
+
+    evaluate = _fixed_test_evaluator(x_test, y_test, W0, a0, lambda: dW, da, gam, d_eff, eval_chunk,
+                                     dtype)
+    hist = _sgd_loop(step, evaluate, lambda: (da, dW), E=E, steps=steps, eval_every=eval_every,
+                     eval_at_start=True, throw=throw, who="train_gamma_mlp", dev=dev, dtype=dtype)
+    return _make_result(hist, W0, a0, dW, da, gam, alpha, d_eff, alpha0, steps, protocol="richlazy",
+                        method="dense")

@@ -1,11 +1,22 @@
-"""Shared plumbing of the balanced same/different generators (SD, PSVRT, Pentomino): per-member
-counts, balanced index pairs and the placement of two objects in a patch grid."""
+"""Shared plumbing of the same/different generators (SD, PSVRT, Pentomino): per-member counts,
+index pairs (exactly balanced or with Bernoulli(½) labels) and the placement of two objects in a
+patch grid."""
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["member_counts", "pair_indices", "place_pair"]
+__all__ = ["LABEL_RULES", "check_labels", "member_counts", "pair_indices", "place_pair"]
+
+LABEL_RULES = ("balanced", "bernoulli")
+
+
+def check_labels(labels) -> str:
+    """``labels`` checked to be one of :data:`LABEL_RULES` (ValueError naming it otherwise)."""
+    if not (isinstance(labels, str) and labels in LABEL_RULES):
+        raise ValueError(f"labels must be one of {LABEL_RULES} ('balanced': exactly half same "
+                         f"pairs; 'bernoulli': i.i.d. Bernoulli(1/2) labels), got {labels!r}")
+    return labels
 
 
 def member_counts(name, counts, E, maximum, minimum, device):
@@ -22,12 +33,22 @@ def member_counts(name, counts, E, maximum, minimum, device):
     return c
 
 
-def pair_indices(n_avail, E, B, generator, device):
-    """Balanced index pairs (u, v): first B//2 same (v = u), the rest u ≠ v, per member."""
+def pair_indices(n_avail, E, B, generator, device, labels: str = "balanced"):
+    """Index pairs (u, v) and labels y (E, B) per member: u uniform over the member's n_avail
+    objects, v = u for "same" pairs and uniform over the other n_avail − 1 objects otherwise.
+
+    ``labels="balanced"``: the first B//2 pairs are same, the rest different (exactly balanced).
+    ``labels="bernoulli"``: y_b ~ Bernoulli(½) i.i.d. (the published experiment code of seed 003),
+    drawn after u and the offsets, so both rules consume the same first two draws.
+    """
     n = n_avail.to(torch.float64)[:, None]
     u = (torch.rand(E, B, generator=generator, device=device, dtype=torch.float64) * n).long()
     r = (torch.rand(E, B, generator=generator, device=device, dtype=torch.float64) * (n - 1)).long()
     v = (u + 1 + r) % n_avail[:, None]
+    if labels == "bernoulli":
+        same = torch.rand(E, B, generator=generator, device=device, dtype=torch.float64) < 0.5
+        v = torch.where(same, u, v)
+        return u, v, same.to(torch.get_default_dtype())
     ns = B // 2
     v[:, :ns] = u[:, :ns]
     y = torch.zeros(E, B, device=device)

@@ -85,6 +85,74 @@ E["simulate.train_gamma_mlp"] = ex(
     generator="generator",
     dtype="dtype",
 )
+E["simulate.truncated_normal_std"] = ex(lambda t: dict(bound=2.0), bound="pos_float")
+E["simulate.truncated_normal"] = ex(
+    lambda t: dict(size=(2, 3), generator=_g(0), bound=2.0, dtype=torch.float64),
+    generator="generator",
+    bound="pos_float",
+    dtype="dtype",
+)
+E["simulate.init_gamma_mlp_published"] = ex(
+    lambda t: dict(n_members=2, in_dim=4, width=5, generator=_g(4)),
+    n_members="pos_int",
+    in_dim="pos_int",
+    width="pos_int",
+    generator="generator",
+    dtype="dtype",
+)
+E["simulate.train_gamma_mlp_sd"] = ex(
+    lambda t: dict(
+        symbols=__import__("richlazy.simulate", fromlist=["x"]).sd_symbols(2, 3, 2, generator=_g(1)),
+        x_test=__import__("richlazy.simulate", fromlist=["x"]).sd_test_batch(2, 8, 2, generator=_g(2))[0],
+        y_test=__import__("richlazy.simulate", fromlist=["x"]).sd_test_batch(2, 8, 2, generator=_g(2))[1],
+        gamma=torch.tensor([0.5, 1.0]),
+        batch_size=8,
+        d_eff=2.0,
+        width=4,
+        steps=3,
+        eval_every=1,
+        generator=_g(3),
+    ),
+    symbols="tensor",
+    x_test="tensor",
+    gamma="pos_tensor",
+    batch_size="pos_int",
+    d_eff="pos_float",
+    width="pos_int",
+    alpha0="pos_float",
+    steps="pos_int",
+    eval_every="pos_int",
+    sigma2="nonneg_float",
+    protocol="choice",
+    method="choice",
+    generator="generator",
+    dtype="dtype",
+    eval_chunk="pos_int",
+)
+# the same function under the published protocol (fresh test batches of n_test pairs)
+E["simulate.train_gamma_mlp_sd.published"] = ex(
+    lambda t: dict(
+        symbols=__import__("richlazy.simulate", fromlist=["x"]).sd_symbols(2, 3, 2, generator=_g(1)),
+        x_test=None,
+        y_test=None,
+        gamma=torch.tensor([0.5, 1.0]),
+        batch_size=8,
+        width=4,
+        steps=4,
+        eval_every=2,
+        n_test=64,
+        sigma2=0.0,
+        protocol="published",
+        method="auto",
+        generator=_g(3),
+    ),
+    call=lambda **kw: __import__("richlazy.simulate", fromlist=["x"]).train_gamma_mlp_sd(**kw),
+    symbols="tensor",
+    n_test="pos_int",
+    sigma2="nonneg_float",
+    method="choice",
+    generator="generator",
+)
 E["simulate.TwoLayerErfPosterior"] = ex(
     lambda t: (lambda Xy: dict(X=Xy[0], y=Xy[1], N=3, kappa=0.5, sigma_w2=1.0, sigma_a2=1.0, chi=1.0))(
         __import__("richlazy.simulate", fromlist=["x"]).hermite_target_data(10, 4, generator=_g(0))

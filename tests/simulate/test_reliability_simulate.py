@@ -157,6 +157,15 @@ def _stochastic_calls():
         "make_generator": (lambda: S.make_generator(1, "cpu"), lambda: S.make_generator(None, "cpu")),
         "init_gamma_mlp": (lambda: S.init_gamma_mlp(2, 3, 4, generator=_gen()),
                            lambda: S.init_gamma_mlp(2, 3, 4, generator=None)),
+        "init_gamma_mlp_published": (lambda: S.init_gamma_mlp_published(2, 3, 4, generator=_gen()),
+                                     lambda: S.init_gamma_mlp_published(2, 3, 4, generator=None)),
+        "truncated_normal": (lambda: S.truncated_normal((2, 3), generator=_gen()),
+                             lambda: S.truncated_normal((2, 3), generator=None)),
+        "train_gamma_mlp_sd": (
+            lambda: S.train_gamma_mlp_sd(sym, *S.sd_test_batch(2, 4, 4, generator=_gen()), 0.5, width=4,
+                                         steps=2, eval_every=1, generator=_gen()),
+            lambda: S.train_gamma_mlp_sd(sym, None, None, 0.5, width=4, steps=2, protocol="published",
+                                         n_test=8, generator=None)),
         "train_gamma_mlp": (
             lambda: S.train_gamma_mlp(lambda g: S.sd_test_batch(2, 4, 3, generator=g), xt, yt, 0.5,
                                       d_eff=3, width=4, steps=2, eval_every=1, generator=_gen()),
@@ -329,6 +338,10 @@ def _dtype_calls():
     return {
         "resolve_dtype": lambda dt: S.resolve_dtype(dt),
         "init_gamma_mlp": lambda dt: S.init_gamma_mlp(2, 3, 4, generator=g, dtype=dt),
+        "init_gamma_mlp_published": lambda dt: S.init_gamma_mlp_published(2, 3, 4, generator=g, dtype=dt),
+        "truncated_normal": lambda dt: S.truncated_normal(3, generator=g, dtype=dt),
+        "train_gamma_mlp_sd": lambda dt: S.train_gamma_mlp_sd(S.sd_symbols(2, 3, 3, generator=g), xt, yt, 0.5,
+                                                              width=4, steps=1, generator=g, dtype=dt),
         "train_gamma_mlp": lambda dt: S.train_gamma_mlp(lambda gg: S.sd_test_batch(2, 4, 3, generator=gg),
                                                         xt, yt, 0.5, d_eff=3, width=4, steps=1,
                                                         generator=g, dtype=dt),
