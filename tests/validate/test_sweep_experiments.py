@@ -148,3 +148,30 @@ def test_ldt_alignment_theory_equals_the_public_solver(ldt_runs, scaling, chi):
     assert out["theory_t"] == float(ak.t)
     assert out["theory_converged"] == 1.0
     assert 0.0 < out["theory_alignment"] < 1.0
+
+
+# ------------------------------------------------------------------ sd-accuracy (seed 003)
+
+def test_sd_accuracy_matches_direct_training_and_eq3():
+    from richlazy.simulate import sd_symbols, sd_test_batch, train_gamma_mlp_sd
+    from richlazy.theory import rich_accuracy
+
+    spec = get_sweep("sd-accuracy")
+    cfg = {k: p.default for k, p in spec.params.items()}
+    cfg.update(L=3, d=8, width=32, steps=60, n_test=200, eval_every=20)
+    ctx = SweepContext(experiment="sd-accuracy", config=cfg, replicate=0, seed=0, device="cpu")
+    out = spec.fn(ctx, **cfg)
+    # the same network trained directly from the task's stream 0
+    g = ctx.generator(0)
+    S = sd_symbols(1, 3, 8, generator=g)
+    xt, yt = sd_test_batch(1, 200, 8, generator=g)
+    res = train_gamma_mlp_sd(S, xt, yt, 1.0, width=32, steps=60, eval_every=20, generator=g)
+    assert out["best_accuracy"] == float(res.best_accuracy[0])
+    assert out["final_accuracy"] == float(res.final_accuracy[0])
+    assert out["eq3_accuracy"] == float(rich_accuracy(3))
+    p = out["best_accuracy"]
+    assert out["best_accuracy_se"] == pytest.approx(np.sqrt(p * (1 - p) / 200))
+    pub = dict(cfg, protocol="published", n_test=0, eval_every=0, steps=30)
+    ctx2 = SweepContext(experiment="sd-accuracy", config=pub, replicate=0, seed=0, device="cpu")
+    o2 = spec.fn(ctx2, **pub)
+    assert 0.0 <= o2["best_accuracy"] <= 1.0 and np.isfinite(o2["best_accuracy_se"])
