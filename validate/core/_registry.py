@@ -57,8 +57,40 @@ _CASE_MODULES = (
 )
 
 
+class SeedStreams:
+    """Streams ``k = 0, 1, ...`` derived from ``self.seed_sequence(k)`` (defined by the subclass):
+    one rule for cases and sweep tasks."""
+
+    def seed_sequence(self, k: int = 0) -> np.random.SeedSequence:  # pragma: no cover
+        raise NotImplementedError
+
+    def child_seed(self, k: int = 0) -> int:
+        """A 63-bit int seed for stream ``k`` (for functions that take ``seed=int``)."""
+        hi, lo = self.seed_sequence(k).generate_state(2, dtype=np.uint32)
+        return (int(hi) << 31) ^ int(lo)
+
+    def rng(self, k: int = 0) -> np.random.Generator:
+        """A numpy Generator on stream ``k``."""
+        return np.random.default_rng(self.seed_sequence(k))
+
+    def generator(self, k: int = 0, device=None):
+        """A ``torch.Generator`` on stream ``k``, on ``device`` (default: ``self.device``)."""
+        import torch
+
+        g = torch.Generator(device=self.device if device is None else device)
+        g.manual_seed(self.child_seed(k))
+        return g
+
+
+def check_stream(k) -> int:
+    """``k`` as a stream index (ValueError naming ``k`` unless a non-negative int)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+        raise ValueError(f"k must be a non-negative int, got {k!r}")
+    return int(k)
+
+
 @dataclass(frozen=True)
-class CaseContext:
+class CaseContext(SeedStreams):
     """What a case gets from the runner: its configuration and the services every case needs.
 
     size : {"quick", "full"}  which configuration to run (the suite being run).
@@ -93,26 +125,9 @@ class CaseContext:
 
     def seed_sequence(self, k: int = 0) -> np.random.SeedSequence:
         """The ``SeedSequence([seed, crc32(name), k])`` behind stream ``k`` of this case."""
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-            raise ValueError(f"k must be a non-negative int, got {k!r}")
-        return np.random.SeedSequence([int(self.seed), zlib.crc32(self.name.encode()), int(k)])
+        return np.random.SeedSequence([int(self.seed), zlib.crc32(self.name.encode()),
+                                       check_stream(k)])
 
-    def child_seed(self, k: int = 0) -> int:
-        """A 63-bit int seed for stream ``k`` (for functions that take ``seed=int``)."""
-        hi, lo = self.seed_sequence(k).generate_state(2, dtype=np.uint32)
-        return (int(hi) << 31) ^ int(lo)
-
-    def rng(self, k: int = 0) -> np.random.Generator:
-        """A numpy Generator on stream ``k``."""
-        return np.random.default_rng(self.seed_sequence(k))
-
-    def generator(self, k: int = 0, device=None):
-        """A ``torch.Generator`` on stream ``k``, on ``device`` (default: the case's device)."""
-        import torch
-
-        g = torch.Generator(device=self.device if device is None else device)
-        g.manual_seed(self.child_seed(k))
-        return g
 
     @contextlib.contextmanager
     def figure(self, filename: str, nrows: int = 1, ncols: int = 1, **kw):

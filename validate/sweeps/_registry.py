@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core._registry import SeedStreams, check_stream
+
 __all__ = ["Param", "SweepContext", "SweepSpec", "register_sweep", "get_sweep", "all_sweeps",
            "check_grid", "config_json", "grid_points"]
 
@@ -231,7 +233,7 @@ def config_json(config: Mapping) -> str:
 
 
 @dataclass(frozen=True)
-class SweepContext:
+class SweepContext(SeedStreams):
     """What an experiment gets for one task (grid point × replicate).
 
     experiment : str        the experiment's name.
@@ -245,7 +247,8 @@ class SweepContext:
 
     Streams: :meth:`seed_sequence` ``(k)`` is ``SeedSequence([seed, crc32(experiment),
     crc32(config_json(config)), replicate, k])``; :meth:`generator`, :meth:`rng` and
-    :meth:`child_seed` derive torch / numpy / int seeds from it.
+    :meth:`child_seed` derive torch / numpy / int seeds from it (the rule of every case's
+    ``CaseContext``, shared through ``SeedStreams``).
     """
 
     experiment: str
@@ -258,24 +261,6 @@ class SweepContext:
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def seed_sequence(self, k: int = 0) -> np.random.SeedSequence:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-            raise ValueError(f"k must be a non-negative int, got {k!r}")
         return np.random.SeedSequence([int(self.seed), zlib.crc32(self.experiment.encode()),
                                        zlib.crc32(config_json(self.config).encode()),
-                                       int(self.replicate), int(k)])
-
-    def child_seed(self, k: int = 0) -> int:
-        """A 63-bit int seed for stream ``k``."""
-        hi, lo = self.seed_sequence(k).generate_state(2, dtype=np.uint32)
-        return (int(hi) << 31) ^ int(lo)
-
-    def rng(self, k: int = 0) -> np.random.Generator:
-        return np.random.default_rng(self.seed_sequence(k))
-
-    def generator(self, k: int = 0, device=None):
-        """A ``torch.Generator`` on stream ``k``, on ``device`` (default: the task's device)."""
-        import torch
-
-        g = torch.Generator(device=self.device if device is None else device)
-        g.manual_seed(self.child_seed(k))
-        return g
+                                       int(self.replicate), check_stream(k)])
