@@ -61,6 +61,7 @@ def test_every_listed_file_has_python_examples():
 
 @pytest.mark.parametrize("name, code", _blocks())
 def test_python_example_runs(name, code, tmp_path):
+    # the Slurm recipe submits jobs: it cannot run where Slurm is absent (CI, most laptops)
     if "dask_jobqueue" in code and shutil.which("sbatch") is None:
         pytest.skip("the Slurm recipe needs a Slurm installation (sbatch)")
     r = _run(PRELUDES.get(name, "") + code, tmp_path)

@@ -14,14 +14,7 @@ from richlazy.simulate.models._gamma_mlp import (
     train_gamma_mlp,
 )
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # tiny tensors: intra-op threads only add contention on a shared 2-core machine
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _g(seed=0):

@@ -25,13 +25,7 @@ from richlazy.simulate import (
 from richlazy.simulate.models import _sd_structured
 from scipy import stats
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _g(seed=0):

@@ -18,6 +18,7 @@ import time
 import pytest
 from richlazy.validate.sweeps._store import read_table_csv
 
+# the recipe needs the optional distributed extra (the plain install must pass without it)
 pytest.importorskip("distributed", reason="the distributed extra is not installed")
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "distributed.md"
@@ -49,6 +50,7 @@ def _wait_workers(addr, n, timeout=90):
             time.sleep(0.3)
 
 
+# the `dask` console script comes with the extra; a venv without it on PATH cannot run the recipe
 @pytest.mark.skipif(shutil.which("dask") is None, reason="the dask command is not installed")
 def test_loopback_recipe_as_written(tmp_path):
     lines = _recipe()

@@ -82,6 +82,7 @@ def test_selftest_numbers_and_table(tmp_path):
         assert math.isclose(r["mean_se"], 1 / math.sqrt(400), rel_tol=0.25)
     table = read_table_csv(tmp_path / "table.csv")
     assert _stable(table) == _stable(res.rows)  # CSV round-trips every number exactly
+    # Parquet comes with the optional distributed extra; without it the CSV checks above still ran
     pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (distributed extra) not installed")
     pt = pq.read_table(tmp_path / "table.parquet").to_pylist()
     assert [r["z"] for r in pt] == res.column("z")
@@ -222,6 +223,7 @@ def test_cli_sweep_exit_codes_and_ranges(tmp_path):
 
 @pytest.fixture(scope="module")
 def distributed():
+    # the Dask executors are an optional extra; the plain install must pass without them
     return pytest.importorskip("distributed", reason="the distributed extra is not installed")
 
 

@@ -183,14 +183,20 @@ def register_case(name: str, *, description: str, suites: tuple[str, ...] = SUIT
     return deco
 
 
-def all_cases() -> dict[str, CaseSpec]:
-    """All registered cases (imports the case modules that exist)."""
-    for mod in _CASE_MODULES:
+def import_modules(modules) -> None:
+    """Import the registering modules that exist (a missing one is skipped; an import error
+    inside one is raised). One rule for case and sweep-experiment registries."""
+    for mod in modules:
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:
             if exc.name != mod:
                 raise
+
+
+def all_cases() -> dict[str, CaseSpec]:
+    """All registered cases (imports the case modules that exist)."""
+    import_modules(_CASE_MODULES)
     return dict(sorted(_REGISTRY.items()))
 
 

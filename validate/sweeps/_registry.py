@@ -14,7 +14,6 @@ whichever executor ran it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import numbers
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core._registry import SeedStreams, check_stream
+from ..core._registry import SeedStreams, check_stream, import_modules
 
 __all__ = ["Param", "SweepContext", "SweepSpec", "register_sweep", "get_sweep", "all_sweeps",
            "check_grid", "config_json", "grid_points"]
@@ -158,12 +157,7 @@ def register_sweep(name: str, *, description: str, params: Mapping[str, Param],
 
 def all_sweeps() -> dict[str, SweepSpec]:
     """All registered experiments (imports the experiment modules that exist)."""
-    for mod in _SWEEP_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+    import_modules(_SWEEP_MODULES)
     return dict(sorted(_REGISTRY.items()))
 
 
