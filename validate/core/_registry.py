@@ -51,6 +51,7 @@ _CASE_MODULES = (
     "richlazy.validate.cases.equality._lazy",
     "richlazy.validate.cases.equality._noisy",
     "richlazy.validate.cases.equality._vision",
+    "richlazy.validate.cases.equality._figures",
     "richlazy.validate.cases.richness._trained",
     "richlazy.validate.cases.richness._posterior",
     "richlazy.validate.cases.richness._gamma",

@@ -5,6 +5,8 @@
               (lazy regime and γ / d scaling, App. D, F)
 * ``_noisy``  equality/noisy-bayes (Bayes-optimal classifiers, App. E)
 * ``_vision`` equality/vision (PSVRT and Pentomino, Fig. 3)
+* ``_figures`` equality/phase-diagram, equality/gamma-vs-L (Fig. 1b/1e and 1c/C3 as sweeps of
+              the sd-accuracy experiment, richlazy's and the published protocol)
 * ``_common`` ensemble training, NTK-machine references, error-bar plotting
 
 Accuracies are "best over training" (the seed's measure, App. G.1: the maximum of the test
