@@ -9,6 +9,12 @@ from ._driver import (
     atomic_write,
     run_chain,
 )
+from ._gibbs import (
+    ReadoutConditional,
+    gibbs_readout_step,
+    readout_conditional,
+    sample_readout,
+)
 from ._langevin import (
     LangevinState,
     Potential,
@@ -28,4 +34,8 @@ __all__ = [
     "langevin_init",
     "langevin_step",
     "paper_step_size",
+    "ReadoutConditional",
+    "gibbs_readout_step",
+    "readout_conditional",
+    "sample_readout",
 ]

@@ -488,3 +488,34 @@ E["simulate.TiltedProposal.sample"] = ex(
     seed="seed",
     accepted={("n", "zero"): "n=0 draws no samples (an empty batch)"},
 )
+
+# exact readout block (blocked Gibbs)
+E["simulate.sample_readout"] = ex(
+    lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
+                                 generator=_g(1), beta=0.5, method="auto"))(_posterior()),
+    theta="tensor",
+    generator="generator",
+    beta="pos_float",
+    method="choice",
+)
+E["simulate.readout_conditional"] = ex(
+    lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
+                                 beta=0.5, method="weight"))(_posterior()),
+    theta="tensor",
+    beta="pos_float",
+    method="choice",
+)
+E["simulate.gibbs_readout_step"] = ex(
+    lambda t: (lambda post: dict(
+        posterior=post,
+        hidden_step=lambda s, g, post=post: __import__("richlazy.simulate", fromlist=["x"]).langevin_step(
+            s, post, step_size=1e-3, generator=g),
+        beta=0.5, method="function"))(_posterior()),
+    hidden_step="callable",
+    beta="pos_float",
+    method="choice",
+)
+E["simulate.ReadoutConditional"] = ex(
+    lambda t: dict(mean=torch.zeros(2, 3, 1, dtype=torch.float64), cov=None,
+                   trace=torch.zeros(2, dtype=torch.float64), method="weight"),
+)
