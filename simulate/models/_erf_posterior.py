@@ -9,6 +9,10 @@ Network ``f(x) = sum_i a_i erf(w_i . x)`` with prior ``w ~ N(0, sigma_w2 I/d)``,
                 + (chi N/(2 sigma_a2)) |a|^2,
 
 the stationary law of Langevin dynamics at temperature kappa with weight decay (spec 1.2).
+For tempering it is written ``Phi = beta * loss + prior`` with ``loss = (1/(2P)) sum_mu (f - y)^2``
+(the training MSE/2 that :meth:`TwoLayerErfPosterior.grad` reports) and the likelihood weight
+``beta = P / kappa`` (:attr:`TwoLayerErfPosterior.beta`); ``grad`` and ``energy`` accept another
+``beta``, one number or one per chain.
 ``E`` independent chains share one training set and are stored as rows of ``theta``
 (columns: W row-major (N*d), then a (N)).  The gradient is written out by hand (two batched
 matmuls), no autograd.  The data (Gaussian inputs, Hermite target) come from
@@ -22,6 +26,7 @@ import math
 import torch
 
 from ..checks import check_generator, check_int, check_pos_float, check_theta
+from ._network_posterior import check_beta
 
 __all__ = ["TwoLayerErfPosterior"]
 
@@ -71,6 +76,7 @@ class TwoLayerErfPosterior:
         self.dim = self.N * self.d + self.N
         self.prec_w = self.d / self.sigma_w2
         self.prec_a = self.chi * self.N / self.sigma_a2
+        self.beta = self.P / self.kappa  # likelihood weight of loss = MSE/2: Phi = beta*loss + prior
 
     def unpack(self, theta):
         """``theta (E, dim)`` -> ``W (E, N, d)``, ``a (E, N)`` (views)."""
@@ -113,22 +119,48 @@ class TwoLayerErfPosterior:
         H = torch.matmul(X, W.transpose(1, 2))  # (E, n, N); X (n, d) or (E, n, d)
         return torch.einsum("epn,en->ep", torch.erf(H), a)
 
-    def grad(self, theta):
-        """``(grad Phi (E, dim), {"loss": training MSE/2 per chain (E,)})``."""
+    def _unpack_rows(self, theta):
         W, a = self.unpack(theta)
         if self.n_sets is not None and theta.shape[0] != self.n_sets:
             raise ValueError(f"theta must have one row per training set ({self.n_sets}), "
                              f"got shape {tuple(theta.shape)}")
+        return W, a
+
+    def _beta(self, beta, theta):
+        """None, or ``beta`` checked: a float, or an (E,) tensor shaped (E, 1) for broadcasting."""
+        b = check_beta(beta, theta.shape[0], dtype=self.X.dtype, device=self.X.device)
+        return b.unsqueeze(1) if torch.is_tensor(b) else b
+
+    def grad(self, theta, *, beta=None):
+        """``(grad Phi (E, dim), {"loss": training MSE/2 per chain (E,)})``.
+
+        ``Phi = beta * loss + prior``; ``beta``: likelihood weight instead of :attr:`beta`
+        ``= P / kappa``, one number > 0 or an (E,) tensor of one weight per chain."""
+        W, a = self._unpack_rows(theta)
+        b = None if beta is None else self._beta(beta, theta)
         H = torch.matmul(self.X, W.transpose(1, 2))  # (E, P, N)
         S = torch.erf(H)
         f = torch.einsum("epn,en->ep", S, a)
-        r = (f - self.y) / self.kappa  # (E, P)
+        if b is None:
+            r = (f - self.y) / self.kappa  # (E, P)
+        else:
+            r = (f - self.y) * (b / self.P)
         g_a = torch.einsum("epn,ep->en", S, r) + self.prec_a * a
         GH = r.unsqueeze(-1) * a.unsqueeze(1) * (_TWO_OVER_SQRT_PI * torch.exp(-H * H))
         g_W = torch.matmul(GH.transpose(1, 2), self.X) + self.prec_w * W
         g = torch.cat([g_W.reshape(theta.shape[0], -1), g_a], dim=1)
         loss = 0.5 * torch.mean((f - self.y) ** 2, dim=1)
         return g, {"loss": loss}
+
+    def energy(self, theta, *, beta=None):
+        """``Phi = beta * loss + prior`` per chain (E,), loss = training MSE/2 and ``beta``
+        (default :attr:`beta` ``= P / kappa``) as in :meth:`grad`."""
+        W, a = self._unpack_rows(theta)
+        b = self.beta if beta is None else self._beta(beta, theta)
+        f = torch.einsum("epn,en->ep", torch.erf(torch.matmul(self.X, W.transpose(1, 2))), a)
+        loss = 0.5 * torch.mean((f - self.y) ** 2, dim=1, keepdim=True)
+        prior = 0.5 * self.prec_w * (W * W).sum((1, 2)) + 0.5 * self.prec_a * (a * a).sum(1)
+        return (b * loss).squeeze(1) + prior
 
     def overlaps(self, theta):
         """First-layer overlaps with the teacher ``w_i . e_1`` and squared norms ``|w_i|^2``

@@ -32,9 +32,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ..checks import (
+    as_real_tensor,
     check_count,
     check_device,
     check_float_dtype,
@@ -45,9 +47,31 @@ from ..checks import (
 )
 from ._activations import ACTIVATIONS, activation_pair
 
-__all__ = ["NetworkSpec", "NetworkPosterior", "REGIMES"]
+__all__ = ["NetworkSpec", "NetworkPosterior", "REGIMES", "check_beta"]
 
 REGIMES = ("nonlazy", "lazy")
+
+
+def check_beta(beta, n_chains: int, *, dtype: torch.dtype, device, name: str = "beta"):
+    """A likelihood weight (inverse temperature) for a potential ``Phi = beta * loss + prior``.
+
+    ``beta`` is either one number for all chains or one value per chain: a finite number > 0
+    (numpy scalars and 0-d tensors accepted) is returned as a Python float; a 1-D tensor or
+    array of ``n_chains`` finite values > 0 is returned as a tensor of ``dtype`` on ``device``
+    (checking its values synchronises a CUDA stream). ``None`` is returned unchanged (the
+    potential's own weight)."""
+    if beta is None:
+        return None
+    if isinstance(beta, (torch.Tensor, np.ndarray, list, tuple)) and np.ndim(beta) >= 1:
+        b = as_real_tensor(name, beta, dtype=dtype, device=device)
+        if b.shape != (n_chains,):
+            raise ValueError(f"{name} must be a number or a tensor of shape (E,) = ({n_chains},) "
+                             f"(one likelihood weight per chain), got shape {tuple(b.shape)}")
+        if not bool((torch.isfinite(b) & (b > 0)).all()):
+            raise ValueError(f"{name} must hold finite values > 0 (in {dtype}), got min "
+                             f"{float(b.min())}, max {float(b.max())}")
+        return b
+    return check_pos_float(name, beta)
 
 
 @dataclass(frozen=True)
@@ -284,14 +308,19 @@ class NetworkPosterior:
         h = self._phi(self.preactivations(theta, X, generator=generator)[-1])
         return torch.matmul(h.transpose(1, 2), p["A"]) * self.spec.readout_scale
 
-    def grad(self, theta: torch.Tensor, *, beta: float | None = None):
-        """Gradient of Phi (E, D) and info ``{"loss": (E,)}`` with loss = ½||Y - F||^2.
+    def grad(self, theta: torch.Tensor, *, beta: float | torch.Tensor | None = None):
+        """Gradient of Phi (E, D) and info ``{"loss": (E,)}`` with loss = ½||Y - F||^2, so that
+        ``Phi = beta * loss + prior``.
 
         ``beta``: likelihood weight to use instead of :attr:`beta` (= N/T or 1/T), e.g. the
-        weight N/T_s at step s of simulated annealing; the prior term is unchanged and the
-        posterior object is not modified."""
+        weight N/T_s at step s of simulated annealing, as one number > 0 or as an (E,) tensor of
+        one weight per chain (replica exchange: every row its own temperature); the prior term
+        is unchanged and the posterior object is not modified."""
         spec = self.spec
-        beta = self.beta if beta is None else check_pos_float("beta", beta)
+        if beta is None:
+            beta = self.beta
+        else:
+            beta = check_beta(beta, self._theta(theta).shape[0], dtype=self.dtype, device=self.device)
         p = self.unflatten(self._theta(theta))
         s = spec.readout_scale
         zs = self.preactivations(theta)
@@ -301,7 +330,7 @@ class NetworkPosterior:
         F = torch.matmul(A.transpose(1, 2), hL) * s  # (E, m, P)
         R = F - self.Yt  # residual
         loss = 0.5 * R.square().sum(dim=(1, 2))
-        bR = R * (beta * s)
+        bR = R * (beta * s) if not torch.is_tensor(beta) else R * (beta * s).view(-1, 1, 1)
         gA = torch.matmul(hL, bR.transpose(1, 2))  # (E, N, m)
         gH = torch.matmul(A, bR)  # (E, N, P)
         grads = {"A": gA}
@@ -324,8 +353,15 @@ class NetworkPosterior:
         g.addcmul_(theta, self.precision)
         return g, {"loss": loss}
 
-    def energy(self, theta: torch.Tensor) -> torch.Tensor:
-        """Phi(theta) per chain, (E,)."""
+    def energy(self, theta: torch.Tensor, *, beta: float | torch.Tensor | None = None) -> torch.Tensor:
+        """Phi(theta) = beta * ½||Y - F||^2 + prior per chain, (E,).
+
+        ``beta``: likelihood weight as in :meth:`grad` (one number > 0 or an (E,) tensor; None:
+        :attr:`beta`)."""
         F = self.outputs(self._theta(theta)).transpose(1, 2)
-        data = 0.5 * self.beta * (F - self.Yt).square().sum(dim=(1, 2))
+        if beta is None:
+            data = 0.5 * self.beta * (F - self.Yt).square().sum(dim=(1, 2))
+        else:
+            beta = check_beta(beta, theta.shape[0], dtype=self.dtype, device=self.device)
+            data = 0.5 * beta * (F - self.Yt).square().sum(dim=(1, 2))
         return data + 0.5 * (theta.square() * self.precision).sum(dim=1)

@@ -1,9 +1,17 @@
 """Posterior samplers as pure ``init`` / ``step`` pairs and the one driver that owns the loop
 (burn-in, thinning, progress, atomic checkpoints and exact resume, divergence detection).
+
+* ``_langevin``   unadjusted Langevin (ULA), the paper's dynamics
+* ``_mala``, ``_hmc``  Metropolis-adjusted Langevin and Hamiltonian Monte Carlo (exact on any
+  target), with per-chain step sizes adapted by dual averaging during warm-up (``_mh``)
+* ``_tempering``  replica exchange over a ladder of likelihood weights in the ensemble dimension
+* ``_gibbs``      the exact Gaussian conditional of the readout (blocked Gibbs)
+* ``_driver``     ``run_chain``: burn-in, thinning, checkpoints, divergence / low acceptance
 """
 
 from ._driver import (
     ChainRun,
+    LowAcceptanceError,
     SamplerDivergedError,
     atomic_torch_save,
     atomic_write,
@@ -15,12 +23,22 @@ from ._gibbs import (
     readout_conditional,
     sample_readout,
 )
+from ._hmc import hmc_init, hmc_step
 from ._langevin import (
     LangevinState,
     Potential,
     langevin_init,
     langevin_step,
     paper_step_size,
+)
+from ._mala import mala_init, mala_step
+from ._mh import ExactPotential, MCMCState, mcmc_end_adaptation, mcmc_refresh
+from ._tempering import (
+    ladder_betas,
+    make_replica_exchange_step,
+    replica_exchange_swap,
+    target_rows,
+    temperature_ladder,
 )
 
 __all__ = [
@@ -38,4 +56,18 @@ __all__ = [
     "gibbs_readout_step",
     "readout_conditional",
     "sample_readout",
+    "LowAcceptanceError",
+    "ExactPotential",
+    "MCMCState",
+    "mcmc_end_adaptation",
+    "mcmc_refresh",
+    "mala_init",
+    "mala_step",
+    "hmc_init",
+    "hmc_step",
+    "temperature_ladder",
+    "ladder_betas",
+    "target_rows",
+    "replica_exchange_swap",
+    "make_replica_exchange_step",
 ]

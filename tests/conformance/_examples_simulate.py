@@ -493,7 +493,7 @@ E["simulate.TiltedProposal.sample"] = ex(
 E["simulate.sample_readout"] = ex(
     lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
                                  generator=_g(1), beta=0.5, method="auto"))(_posterior()),
-    theta="tensor",
+    theta="theta",  # a NaN chain is not an error: it gets a NaN readout (diverged)
     generator="generator",
     beta="pos_float",
     method="choice",
@@ -501,7 +501,7 @@ E["simulate.sample_readout"] = ex(
 E["simulate.readout_conditional"] = ex(
     lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
                                  beta=0.5, method="weight"))(_posterior()),
-    theta="tensor",
+    theta="theta",  # a NaN chain is not an error: it gets a NaN readout (diverged)
     beta="pos_float",
     method="choice",
 )
@@ -518,4 +518,69 @@ E["simulate.gibbs_readout_step"] = ex(
 E["simulate.ReadoutConditional"] = ex(
     lambda t: dict(mean=torch.zeros(2, 3, 1, dtype=torch.float64), cov=None,
                    trace=torch.zeros(2, dtype=torch.float64), method="weight"),
+)
+
+# Metropolis-adjusted samplers and replica exchange
+def _mcmc(kind="mala", beta=None):
+    import richlazy.simulate as S
+
+    post = _posterior()
+    th = post.sample_prior(2, generator=_g(0))
+    init = S.mala_init if kind == "mala" else S.hmc_init
+    return post, init(th, post, step_size=1e-3, beta=beta)
+
+
+E["simulate.mala_init"] = ex(
+    lambda t: (lambda post: dict(theta=post.sample_prior(2, generator=_g(0)), potential=post,
+                                 step_size=1e-3, beta=0.5))(_posterior()),
+    theta="tensor",
+    step_size="pos_float",
+    beta="pos_float",
+)
+E["simulate.hmc_init"] = ex(
+    lambda t: (lambda post: dict(theta=post.sample_prior(2, generator=_g(0)), potential=post,
+                                 step_size=1e-3, beta=0.5))(_posterior()),
+    theta="tensor",
+    step_size="pos_float",
+    beta="pos_float",
+)
+E["simulate.mala_step"] = ex(
+    lambda t: (lambda ps: dict(state=ps[1], potential=ps[0], generator=_g(1), adapt=True,
+                               target_accept=0.5))(_mcmc("mala")),
+    generator="generator",
+    target_accept="prob_pos",
+)
+E["simulate.hmc_step"] = ex(
+    lambda t: (lambda ps: dict(state=ps[1], potential=ps[0], generator=_g(1), n_leapfrog=2,
+                               target_accept=0.8))(_mcmc("hmc")),
+    generator="generator",
+    n_leapfrog="pos_int",
+    target_accept="prob_pos",
+)
+E["simulate.mcmc_refresh"] = ex(lambda t: (lambda ps: dict(state=ps[1], potential=ps[0]))(_mcmc()))
+E["simulate.mcmc_end_adaptation"] = ex(lambda t: dict(state=_mcmc()[1]))
+E["simulate.temperature_ladder"] = ex(
+    lambda t: dict(beta_target=2.0, beta_min=0.5, K=3, dtype=torch.float64, device="cpu"),
+    beta_target="pos_float",
+    beta_min="pos_float",
+    K="pos_int",
+    dtype="dtype",
+    device="device",
+)
+E["simulate.ladder_betas"] = ex(
+    lambda t: dict(ladder=torch.tensor([2.0, 1.0], dtype=torch.float64), n_ladders=2),
+    n_ladders="pos_int",
+)
+E["simulate.target_rows"] = ex(lambda t: dict(x=torch.zeros(4, 3), n_ladders=2), n_ladders="pos_int")
+E["simulate.replica_exchange_swap"] = ex(
+    lambda t: (lambda ps: dict(state=ps[1], potential=ps[0], n_ladders=1, generator=_g(1),
+                               parity=0))(_mcmc("mala", torch.tensor([2.0, 1.0], dtype=torch.float64))),
+    n_ladders="pos_int",
+    generator="generator",
+)
+E["simulate.make_replica_exchange_step"] = ex(
+    lambda t: dict(potential=_posterior(), n_ladders=1, method="mala", swap_every=1),
+    n_ladders="pos_int",
+    method="choice",
+    swap_every="pos_int",
 )

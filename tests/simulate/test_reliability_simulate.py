@@ -153,7 +153,20 @@ def _stochastic_calls():
     xt, yt = S.sd_test_batch(2, 4, 3, generator=_gen())
     state = S.langevin_init(th)
     step = lambda s, g: S.langevin_step(s, post, step_size=1e-3, generator=g)  # noqa: E731
+    mst = S.mala_init(th, post, step_size=1e-3)
+    hst = S.hmc_init(th, post, step_size=1e-3)
+    lad = S.ladder_betas(S.temperature_ladder(post.beta, post.beta / 4, 2), 1)
+    rst = S.mala_init(th, post, step_size=1e-3, beta=lad)
     return {
+        "mala_step": (lambda: S.mala_step(mst, post, generator=_gen()),
+                      lambda: S.mala_step(mst, post, generator=None)),
+        "hmc_step": (lambda: S.hmc_step(hst, post, generator=_gen(), n_leapfrog=2),
+                     lambda: S.hmc_step(hst, post, generator=None, n_leapfrog=2)),
+        "replica_exchange_swap": (
+            lambda: S.replica_exchange_swap(rst, post, n_ladders=1, generator=_gen(), parity=0),
+            lambda: S.replica_exchange_swap(rst, post, n_ladders=1, generator=None, parity=0)),
+        "sample_readout": (lambda: S.sample_readout(post, th, generator=_gen()),
+                           lambda: S.sample_readout(post, th, generator=None)),
         "make_generator": (lambda: S.make_generator(1, "cpu"), lambda: S.make_generator(None, "cpu")),
         "init_gamma_mlp": (lambda: S.init_gamma_mlp(2, 3, 4, generator=_gen()),
                            lambda: S.init_gamma_mlp(2, 3, 4, generator=None)),
@@ -286,6 +299,7 @@ def _device_calls():
     Y = torch.ones(2, 1, dtype=torch.float64)
     return {
         "make_generator": lambda dev: S.make_generator(0, dev),
+        "temperature_ladder": lambda dev: S.temperature_ladder(1.0, 0.1, 3, device=dev),
         "resolve_device": lambda dev: S.resolve_device(dev),
         "init_mlp_ensemble": lambda dev: S.init_mlp_ensemble(2, 3, 4, 1, generator=g, device=dev),
         "NetworkPosterior.__init__": lambda dev: S.NetworkPosterior(S.NetworkSpec(N0=3, N=4), X, Y, T=0.1,
@@ -337,6 +351,7 @@ def _dtype_calls():
     xt, yt = S.sd_test_batch(2, 4, 3, generator=_gen())
     return {
         "resolve_dtype": lambda dt: S.resolve_dtype(dt),
+        "temperature_ladder": lambda dt: S.temperature_ladder(1.0, 0.1, 3, dtype=dt),
         "init_gamma_mlp": lambda dt: S.init_gamma_mlp(2, 3, 4, generator=g, dtype=dt),
         "init_gamma_mlp_published": lambda dt: S.init_gamma_mlp_published(2, 3, 4, generator=g, dtype=dt),
         "truncated_normal": lambda dt: S.truncated_normal(3, generator=g, dtype=dt),
@@ -381,14 +396,17 @@ def _theta_calls():
                               "preactivations": post.preactivations, "energy": post.energy}),
         "TwoLayerErfPosterior": (epost, epost.dim, torch.float64,
                                  {"grad": epost.grad, "unpack": epost.unpack, "outputs": epost.outputs,
-                                  "overlaps": epost.overlaps}),
+                                  "overlaps": epost.overlaps, "energy": epost.energy}),
     }
 
 
 def test_theta_table_covers_every_public_theta_method():
     covered = {f"{cls}.{m}" for cls, (_, _, _, methods) in _theta_calls().items() for m in methods}
     # the sampler's own state, protocol and initialiser are checked elsewhere
-    exempt = {"LangevinState.__init__", "Potential.grad", "langevin_init"}
+    # (their theta checks are in tests/simulate/test_mcmc_exact.py and test_gibbs_readout.py)
+    exempt = {"LangevinState.__init__", "Potential.grad", "langevin_init", "MCMCState.__init__",
+              "ExactPotential.grad", "ExactPotential.energy", "mala_init", "hmc_init",
+              "sample_readout", "readout_conditional"}
     missing = _names_with("theta") - covered - exempt
     assert not missing, f"add these public names to _theta_calls: {sorted(missing)}"
 
