@@ -11,6 +11,10 @@ chains (any trailing shape). They are pure numpy and never print.
   independent chains): ``std(ddof=1) / sqrt(n)`` along one axis.
 * :func:`effective_sample_size` - Geyer's initial-positive-sequence estimate from the
   chain-averaged autocorrelation function (Geyer 1992, Stat. Sci. 7, 473).
+* :func:`chain_diagnostics` (:class:`Mixing`), :func:`split_rhat`, :func:`ess_bulk`,
+  :func:`ess_tail`, :func:`worst_mixing` and :data:`RHAT_MAX` - multi-chain convergence
+  diagnostics: rank-normalised split-R-hat and bulk/tail ESS (Vehtari et al. 2021, Bayesian
+  Analysis 16, 667), defined in :mod:`richlazy.validate._diagnostics`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "batch_means", "effective_sample_size", "estimate", "mean_se"]
+from ._diagnostics import (
+    RHAT_MAX,
+    Mixing,
+    chain_diagnostics,
+    ess_bulk,
+    ess_tail,
+    split_rhat,
+    worst_mixing,
+)
+
+__all__ = ["Estimate", "batch_means", "effective_sample_size", "estimate", "mean_se",
+           "RHAT_MAX", "Mixing", "chain_diagnostics", "ess_bulk", "ess_tail", "split_rhat",
+           "worst_mixing"]
 
 
 @dataclass(frozen=True)

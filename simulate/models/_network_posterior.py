@@ -238,6 +238,20 @@ class NetworkPosterior:
         E = theta.shape[0]
         return {k: theta[:, s:s + a * b].view(E, a, b) for k, (s, a, b) in self._offsets.items()}
 
+    def block_mask(self, *names: str) -> torch.Tensor:
+        """(D,) bool tensor, True on the coordinates of the named blocks ("W1", ..., "A"), e.g.
+        ``~post.block_mask("A")`` for a hidden-block update (MALA/HMC ``mask=``) beside an exact
+        readout draw."""
+        if not names:
+            raise ValueError(f"names must name at least one block of {list(self._offsets)}")
+        mask = torch.zeros(self.D, dtype=torch.bool, device=self.device)
+        for n in names:
+            if n not in self._offsets:
+                raise ValueError(f"names must be blocks of {list(self._offsets)}, got {n!r}")
+            s, a, b = self._offsets[n]
+            mask[s:s + a * b] = True
+        return mask
+
     def flatten(self, params: dict[str, torch.Tensor]) -> torch.Tensor:
         return torch.cat([params[k].reshape(params[k].shape[0], -1) for k in self._offsets], dim=1)
 
@@ -352,6 +366,13 @@ class NetworkPosterior:
         g = self.flatten(grads)
         g.addcmul_(theta, self.precision)
         return g, {"loss": loss}
+
+    def prior_energy(self, theta: torch.Tensor) -> torch.Tensor:
+        """The prior part of Phi per chain, ``sum_i theta_i^2 precision_i / 2`` (E,): with the
+        ``loss`` that :meth:`grad` returns, ``Phi_beta = beta * loss + prior_energy`` without a
+        second forward pass (what the Metropolis-adjusted samplers use)."""
+        theta = self._theta(theta)
+        return 0.5 * (theta.square() * self.precision).sum(dim=1)
 
     def energy(self, theta: torch.Tensor, *, beta: float | torch.Tensor | None = None) -> torch.Tensor:
         """Phi(theta) = beta * ½||Y - F||^2 + prior per chain, (E,).

@@ -27,7 +27,7 @@ import torch
 from ..checks import check_count
 from ._mh import (
     MCMCState,
-    evaluate_energy,
+    energy_given_loss,
     evaluate_grad,
     masked_sum,
     mcmc_init,
@@ -90,7 +90,7 @@ def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapf
         if i < n_leapfrog - 1:
             p = p - eps * kick_force(g)
     p = p - 0.5 * eps * kick_force(g)
-    e1 = evaluate_energy(potential, q, state.beta)
+    e1 = energy_given_loss(potential, q, loss, state.beta)
     k1 = 0.5 * masked_sum(M * p * p, mask)
     log_ratio = (state.energy + k0) - (e1 + k1)
     return metropolis(state, (q, e1, g, loss), log_ratio, generator, adapt=adapt,

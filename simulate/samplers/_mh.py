@@ -257,10 +257,21 @@ def evaluate_energy(potential, theta, beta):
     return e
 
 
+def energy_given_loss(potential, theta, loss, beta):
+    """``Phi_beta`` at ``theta`` when ``loss`` there is known: ``beta * loss + prior`` through the
+    potential's ``prior_energy`` (no second forward pass) when it has one and its own weight
+    ``potential.beta``, else :func:`evaluate_energy`."""
+    prior = getattr(potential, "prior_energy", None)
+    own = getattr(potential, "beta", None)
+    if prior is None or (beta is None and own is None):
+        return evaluate_energy(potential, theta, beta)
+    return (own if beta is None else beta) * loss + prior(theta)
+
+
 def evaluate(potential, theta, beta):
     """``(Phi, grad Phi, loss)`` at ``theta`` with likelihood weight ``beta``."""
     g, loss = evaluate_grad(potential, theta, beta)
-    return evaluate_energy(potential, theta, beta), g, loss
+    return energy_given_loss(potential, theta, loss, beta), g, loss
 
 
 # -- public state functions --------------------------------------------------------------------

@@ -191,3 +191,20 @@ E["validate.stats.estimate"] = ex(
     n_batches="pos_int",
 )
 E["validate.stats.mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((3, 5)), axis=-1), x="array")
+
+# multi-chain convergence diagnostics (split-R-hat, bulk/tail ESS) and the case verdict
+for _pkg in ("validate", "validate.stats"):
+    for _fn in ("chain_diagnostics", "ess_bulk", "ess_tail"):
+        E[f"{_pkg}.{_fn}"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3))),
+                                samples="array")
+    E[f"{_pkg}.split_rhat"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3)),
+                                                method="rank"), samples="array", method="choice")
+    E[f"{_pkg}.worst_mixing"] = ex(
+        lambda t: dict(), call=lambda: __import__("richlazy.validate", fromlist=["x"]).worst_mixing(
+            *(__import__("richlazy.validate", fromlist=["x"]).chain_diagnostics(
+                _rng(s).standard_normal((32, 2))) for s in (1, 2))))
+    E[f"{_pkg}.Mixing"] = ex(lambda t: dict(rhat=1.0, ess_bulk=10.0, ess_tail=10.0, n_chains=2,
+                                            n_draws=8))
+E["validate.case_verdict"] = ex(
+    lambda t: dict(quantities=[__import__("richlazy.validate", fromlist=["x"]).compare(
+        "x", 1.0, 1.0, kind="rel", tol=0.1)], error=None))

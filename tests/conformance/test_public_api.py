@@ -55,16 +55,21 @@ EXEMPT: dict[str, str] = {
     "simulate.PENTOMINO_PATCH": "constant int",
     "validate.PAPERS": "constant tuple of paper names",
     "validate.SUITES": "constant tuple of suite names",
+    "validate.VERDICTS": "constant tuple of case verdicts",
+    "validate.RHAT_MAX": "constant float (the R-hat threshold 1.01)",
+    "validate.stats.RHAT_MAX": "constant float (the R-hat threshold 1.01)",
     "validate.stats": "public module: its own __all__ is checked as package 'validate.stats'",
     # exceptions and enums
     "theory.SolverError": "exception class",
     "theory.Status": "enum of solver outcomes",
     "simulate.DivergedError": "exception class",
     "simulate.SamplerDivergedError": "exception class",
+    "simulate.LowAcceptanceError": "exception class",
     "simulate.DatasetUnavailableError": "exception class",
     # protocols
     "theory.CodingPredictor": "typing.Protocol (interface description, not instantiated)",
     "simulate.Potential": "typing.Protocol (interface description, not instantiated)",
+    "simulate.ExactPotential": "typing.Protocol (interface description, not instantiated)",
     # result containers
     **{
         f"theory.{n}": _RESULT
@@ -99,6 +104,7 @@ EXEMPT: dict[str, str] = {
             "MLPTrainResult",
             "ChainRun",
             "LangevinState",
+            "MCMCState",
             "ImageClassificationData",
             "ToyTask",
         )

@@ -18,6 +18,9 @@ def _example_source() -> str:
 
 
 def test_worked_example_case_runs(tmp_path, monkeypatch):
+    # load every case module first: a module first imported inside the patch would register
+    # into the throw-away copy and be missing from the registry for later tests
+    _registry.all_cases()
     monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
     exec(compile(_example_source(), str(DOC), "exec"), {})
     report = run_suite("quick", only="richness/example-nngp", device="cpu", out_dir=tmp_path,

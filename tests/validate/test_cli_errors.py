@@ -236,7 +236,7 @@ def test_ctrl_c_exits_130_with_one_line(mode, tmp_path):
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines() == ["richlazy: interrupted — rerun the same command to resume"]
-    assert "PASS  coding/zz-ctrlc-a" in stdout
+    assert "AGREES     coding/zz-ctrlc-a" in stdout
     rep = json.loads((out / "report.json").read_text())  # consistent: the finished case only
     assert [c["name"] for c in rep["cases"]] == ["coding/zz-ctrlc-a"] and rep["passed"]
     assert "coding/zz-ctrlc-a" in (out / "report.md").read_text()

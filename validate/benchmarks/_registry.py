@@ -20,6 +20,7 @@ __all__ = ["BenchResult", "BenchSpec", "benchmark_device", "benchmarks", "regist
 # Modules that register benchmarks; imported by benchmarks(). Add new benchmark modules here.
 BENCH_MODULES = (
     "richlazy.validate.benchmarks._sampler",
+    "richlazy.validate.benchmarks._mcmc",
     "richlazy.validate.benchmarks._coding",
     "richlazy.validate.benchmarks._richness",
     "richlazy.validate.benchmarks._ldt",

@@ -117,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks with ratios measured in one run")
     b.add_argument("--only", metavar="NAMES", default=None,
-                   help="comma-separated subset of sampler,coding,richness,ldt,ldt-sampler,equality "
-                        "(default: all)")
+                   help="comma-separated subset of the benchmarks: sampler, sampler-ess, coding, "
+                        "richness, ldt, ldt-sampler, equality, equality-structured (default: all)")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--min-time", type=_positive_float, default=1.0, metavar="S",
                    help="minimum seconds per timed measurement (default 1.0)")
@@ -155,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_validate(args) -> int:
+    from ._compare import VERDICTS
+    from ..rendering._report import render_case_line
     from ._runner import prepare_out_dir, resolve_device_name, run_suite
 
     try:
@@ -171,10 +173,7 @@ def _cmd_validate(args) -> int:
             print(f"[richlazy] {spec.name} ...", file=sys.stderr, flush=True)
 
     def end(res):
-        mark = "PASS" if res.passed else "FAIL"
-        nq = len(res.quantities)
-        npass = sum(q.passed for q in res.quantities)
-        print(f"{mark}  {res.name}  ({npass}/{nq} quantities, {res.seconds:.1f} s)", flush=True)
+        print(render_case_line(res), flush=True)
         if res.error:
             print(res.error.rstrip().splitlines()[-1], flush=True)
 
@@ -192,9 +191,11 @@ def _cmd_validate(args) -> int:
         print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
         return INTERRUPTED
     n = len(report.cases)
-    k = sum(c.passed for c in report.cases)
-    print(f"{k} of {n} cases passed; report written to {args.out}/report.md and report.json")
-    return 0 if report.passed else 1
+    counts = ", ".join(f"{sum(c.verdict == v for c in report.cases)} {v}" for v in VERDICTS
+                       if any(c.verdict == v for c in report.cases))
+    print(f"{n} cases: {counts}; report written to {args.out}/report.md and report.json")
+    # exit 1 when a case disagrees or errors; a not-mixed case is inconclusive (listed above)
+    return 0 if report.ok else 1
 
 
 def _cmd_list(args) -> int:

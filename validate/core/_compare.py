@@ -17,6 +17,24 @@ and each quantity states which one decides ``passed``:
 
 Both ``z`` and ``rel_error`` are always recorded when they are defined, so a reader sees the
 statistical and the relative picture whatever decided the verdict.
+
+Mixing. A quantity estimated from Markov chains carries the convergence diagnostics of the
+per-chain series it was computed from (``compare(..., mixing=...)``; see
+:mod:`richlazy.validate._diagnostics`): rank-normalised split-R-hat ``rhat``, ``ess_bulk``,
+``ess_tail`` and ``mixed = rhat <= RHAT_MAX`` (1.01). Quantities not estimated from chains
+(deterministic, trained networks, independent draws, averages over independent chains) have
+``None`` there.
+
+Case verdict (:func:`case_verdict`), first rule that applies:
+
+1. ``"error"``: the case raised, or it compared no quantity;
+2. ``"not mixed"``: some quantity has ``mixed is False``: the chains it was estimated from have
+   not converged to one distribution, so its value and standard error (and so agreement *or*
+   disagreement) are not established;
+3. ``"agrees"``: every quantity passed;
+4. ``"disagrees"``: some (mixed or not sampled) quantity failed.
+
+A case passes iff its verdict is ``"agrees"``.
 """
 
 from __future__ import annotations
@@ -27,7 +45,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["Quantity", "compare"]
+from .._diagnostics import Mixing, chain_diagnostics
+
+__all__ = ["Quantity", "compare", "case_verdict", "max_rhat", "min_ess", "VERDICTS"]
+
+#: the possible case verdicts (see the module doc for the rule)
+VERDICTS = ("agrees", "disagrees", "not mixed", "error")
 
 _KINDS = ("z", "rel", "abs", "gt")
 
@@ -55,6 +78,11 @@ class Quantity:
     passed : bool
     note : str
         Why this tolerance (e.g. "finite-N bias O(1/N) with N=64").
+    rhat, ess_bulk, ess_tail : float or None
+        Convergence diagnostics of the simulated series (rank-normalised split-R-hat, bulk and
+        tail ESS over all chains; ESS NaN when undefined); None when not estimated from chains.
+    mixed : bool or None
+        ``rhat <= RHAT_MAX``; None when not estimated from chains.
     """
 
     name: str
@@ -67,10 +95,20 @@ class Quantity:
     tolerance: float
     passed: bool
     note: str = ""
+    rhat: float | None = None
+    ess_bulk: float | None = None
+    ess_tail: float | None = None
+    mixed: bool | None = None
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the quantity carries chain diagnostics."""
+        return self.rhat is not None
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for key in ("theory", "simulation", "stderr", "z", "rel_error", "tolerance"):
+        for key in ("theory", "simulation", "stderr", "z", "rel_error", "tolerance", "rhat",
+                    "ess_bulk", "ess_tail"):
             v = d[key]
             if v is not None and not math.isfinite(v):
                 d[key] = None if math.isnan(v) else (math.inf if v > 0 else -math.inf)
@@ -98,6 +136,7 @@ def compare(
     kind: str = "z",
     tol: float,
     note: str = "",
+    mixing=None,
 ) -> Quantity:
     """Build a :class:`Quantity` and decide ``passed`` with the stated tolerance.
 
@@ -119,6 +158,13 @@ def compare(
     the quantity then does not pass.
     note : str
         Rationale for the tolerance.
+    mixing : Mixing or array (S, E), optional
+        Convergence diagnostics of the per-chain series the simulated value was estimated from:
+        a scalar :class:`richlazy.validate.stats.Mixing`, or the series itself, S >= 4 draws of
+        E >= 2 chains (diagnosed with :func:`richlazy.validate.stats.chain_diagnostics`). Fills
+        ``rhat``, ``ess_bulk``, ``ess_tail`` and ``mixed``; leave None for quantities that are
+        not estimated from chains. ``mixed`` does not change ``passed``; it enters the case
+        verdict (:func:`case_verdict`). ValueError/TypeError naming ``mixing`` otherwise.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty str, got {name!r}")
@@ -153,4 +199,62 @@ def compare(
         passed = abs(diff) <= tol
     if not (math.isfinite(theory) and math.isfinite(simulation)):
         passed = False
-    return Quantity(name, theory, simulation, stderr, z, rel, kind, float(tol), bool(passed), note)
+    mix = _mixing(mixing, name)
+    diag = {} if mix is None else dict(rhat=float(mix.rhat), ess_bulk=float(mix.ess_bulk),
+                                       ess_tail=float(mix.ess_tail), mixed=bool(mix.mixed))
+    return Quantity(name, theory, simulation, stderr, z, rel, kind, float(tol), bool(passed), note,
+                    **diag)
+
+
+def _mixing(mixing, name: str) -> Mixing | None:
+    """``mixing`` of :func:`compare` as a scalar Mixing (or None)."""
+    if mixing is None:
+        return None
+    if isinstance(mixing, Mixing):
+        if mixing.shape:
+            raise ValueError(f"mixing must describe one quantity, got a Mixing of shape "
+                             f"{mixing.shape} for quantity {name!r} (index it: mixing[idx])")
+        return mixing
+    if isinstance(mixing, (str, bytes, bool, numbers.Number)):
+        raise TypeError(f"mixing must be a Mixing or a per-chain series (S, E), got "
+                        f"{type(mixing).__name__} for quantity {name!r}")
+    if hasattr(mixing, "detach"):  # a torch tensor
+        mixing = mixing.detach().cpu().double().numpy()
+    arr = np.asarray(mixing)
+    if arr.ndim != 2:
+        raise ValueError(f"mixing must be a per-chain series of shape (S, E) (S draws of E chains), "
+                         f"got shape {arr.shape} for quantity {name!r}")
+    try:
+        return chain_diagnostics(arr)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"mixing of quantity {name!r}: {exc}") from None
+
+
+def case_verdict(quantities, error: str | None = None) -> str:
+    """The verdict of a case from its compared ``quantities`` and its ``error`` (traceback or
+    None): ``"error"``, ``"not mixed"``, ``"agrees"`` or ``"disagrees"`` by the rule of the module
+    doc (``mixed is False`` on any quantity makes a case ``"not mixed"``; ``mixed is None``, a
+    quantity not estimated from chains, never does)."""
+    qs = list(quantities)
+    for q in qs:
+        if not isinstance(q, Quantity):
+            raise TypeError(f"quantities must be Quantity records, got {type(q).__name__}")
+    if error is not None or not qs:
+        return "error"
+    if any(q.mixed is False for q in qs):
+        return "not mixed"
+    return "agrees" if all(q.passed for q in qs) else "disagrees"
+
+
+def max_rhat(quantities) -> float | None:
+    """Largest R-hat over the sampled ``quantities`` (None when none is sampled)."""
+    r = [q.rhat for q in quantities if q.rhat is not None]
+    return max(r) if r else None
+
+
+def min_ess(quantities) -> float | None:
+    """Smallest bulk ESS over the sampled ``quantities`` (NaN values, constant quantities,
+    ignored; None when none is defined)."""
+    e = [q.ess_bulk for q in quantities if q.ess_bulk is not None and not math.isnan(q.ess_bulk)]
+    return min(e) if e else None
+

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from richlazy.theory.checks import check_int
 
 from ..rendering._report import CaseResult, Report, atomic_write_text, write_report
+from ._compare import case_verdict
 from ._registry import CaseContext, CaseOutcome, CaseSpec, case_threads, get_cases
 
 __all__ = ["run_suite", "execute_case", "resolve_device_name", "prepare_out_dir", "checkpoint_key"]
@@ -133,12 +134,14 @@ def execute_case(spec: CaseSpec, *, suite: str, seed: int, device: str, out_dir:
     secs = time.perf_counter() - t0
     names = list(outcome.figures) + [f for f in ctx.figures if f not in outcome.figures]
     figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
-    passed = error is None and bool(outcome.quantities) and all(q.passed for q in outcome.quantities)
+    # verdict: error / not mixed / agrees / disagrees (rule in core._compare); only "agrees" passes
+    verdict = case_verdict(outcome.quantities, error)
     notes = "\n\n".join(x for x in (outcome.notes, extra_note) if x)
     return CaseResult(
-        name=spec.name, paper=spec.paper, description=spec.description, passed=passed,
-        seconds=secs, device=dev, seed=seed, suite=suite, quantities=list(outcome.quantities),
-        figures=figs, params=dict(outcome.params), notes=notes, error=error,
+        name=spec.name, paper=spec.paper, description=spec.description,
+        passed=verdict == "agrees", seconds=secs, device=dev, seed=seed, suite=suite,
+        quantities=list(outcome.quantities), figures=figs, params=dict(outcome.params),
+        notes=notes, error=error, verdict=verdict,
     )
 
 
@@ -169,6 +172,9 @@ def run_suite(
     """Run the cases of ``suite`` matching the glob ``only``; write the report into ``out_dir``.
 
     A case that raises is recorded as failed with its traceback (the other cases still run).
+    Every case gets a verdict ("agrees", "disagrees", "not mixed", "error"; rule in
+    :func:`richlazy.validate.core._compare.case_verdict`) and passes iff it "agrees": a case
+    whose chains have not mixed on some compared quantity fails as "not mixed".
     Every case runs with ``threads`` CPU threads for torch and for the BLAS/OpenMP pools of
     numpy/scipy (default 1: the quick cases use small tensors and small solves, and
     oversubscribed threads on shared cores slow them down by 10x).
@@ -244,7 +250,7 @@ def run_suite(
                 res = CaseResult(name=spec.name, paper=spec.paper, description=spec.description,
                                  passed=False, seconds=float("nan"), device=dev, seed=seed,
                                  suite=suite, quantities=[], figures=[], params={}, notes="",
-                                 error=error)
+                                 error=error, verdict="error")
             results[res.name] = res
             write_report(report(), out_dir)
             if on_case_end:

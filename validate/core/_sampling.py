@@ -1,10 +1,17 @@
 """Glue between cases and the simulator: run a network-posterior Langevin ensemble with
-checkpoints, and turn recorded observables into estimates."""
+checkpoints, and turn recorded observables into estimates with their convergence diagnostics.
+
+Mixing of a compared quantity (``compare(..., mixing=...)``) is diagnosed on the per-chain series
+(S draws, E chains) whose mean the quantity is: :meth:`RunEstimate.mixing` for one element of a
+recorded observable; :func:`linearised_series` for a smooth nonlinear function of observable means
+(the delta-method series, whose mean fluctuates like the estimate itself);
+:func:`ratio_series` for a ratio of sums (e.g. a mean over the neurons in a code)."""
 
 from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -19,9 +26,10 @@ from richlazy.simulate import (
     run_chain,
 )
 
-from ..stats import estimate
+from ..stats import Estimate, Mixing, chain_diagnostics, estimate
 
-__all__ = ["sample_posterior", "estimates_from_run"]
+__all__ = ["sample_posterior", "estimates_from_run", "RunEstimate", "linearised_series",
+           "ratio_series"]
 
 
 def sample_posterior(
@@ -118,6 +126,64 @@ def sample_posterior(
     return post, run
 
 
+@dataclass(frozen=True)
+class RunEstimate(Estimate):
+    """An :class:`richlazy.validate.stats.Estimate` that keeps its recorded samples (S, E, ...)
+    for the convergence diagnostics of single elements (:meth:`mixing`)."""
+
+    samples: object = field(default=None, repr=False, compare=False)
+
+    def series(self, *idx) -> np.ndarray:
+        """The per-chain series (S, E) of element ``idx`` of the trailing shape (float64)."""
+        if self.samples is None:
+            raise ValueError("this estimate kept no samples")
+        v = self.samples[(slice(None), slice(None)) + tuple(int(i) for i in idx)]
+        if isinstance(v, torch.Tensor):
+            v = v.detach().double().cpu().numpy()
+        v = np.asarray(v, dtype=float)
+        if v.ndim != 2:
+            raise ValueError(f"idx must pick one element of the trailing shape "
+                             f"{tuple(self.samples.shape[2:])}, got {idx!r}")
+        return v
+
+    def mixing(self, *idx) -> Mixing:
+        """R-hat and bulk/tail ESS (:func:`richlazy.validate.stats.chain_diagnostics`) of the
+        series of element ``idx``."""
+        return chain_diagnostics(self.series(*idx))
+
+
 def estimates_from_run(run, *, n_batches: int = 8) -> dict:
-    """Batch-means estimates (mean, stderr, ess) of every recorded observable (S, E, ...)."""
-    return {k: estimate(v.double().numpy(), n_batches=n_batches) for k, v in run.samples.items()}
+    """Batch-means estimates (mean, stderr, ess) of every recorded observable (S, E, ...), as
+    :class:`RunEstimate` records whose ``mixing(*idx)`` diagnoses one element's chains."""
+    out = {}
+    for k, v in run.samples.items():
+        e = estimate(v.double().numpy(), n_batches=n_batches)
+        out[k] = RunEstimate(e.mean, e.stderr, e.ess, samples=v)
+    return out
+
+
+def linearised_series(samples, grad) -> np.ndarray:
+    """Delta-method series of a smooth function g of the means of ``samples`` (S, E, ...):
+    ``sum_k grad_k x_k(s, e)`` with ``grad`` (the trailing shape) the gradient of g at the
+    means. Its chain means fluctuate like g of the chain means (to first order), so its R-hat
+    and ESS are those of the estimate of g. Returns (S, E)."""
+    x = samples.detach().double().cpu().numpy() if isinstance(samples, torch.Tensor) else \
+        np.asarray(samples, dtype=float)
+    g = np.asarray(grad, dtype=float)
+    if x.ndim < 2 or x.shape[2:] != g.shape:
+        raise ValueError(f"grad must have the trailing shape {x.shape[2:]} of samples, got {g.shape}")
+    return np.tensordot(x, g, axes=g.ndim) if g.ndim else x * g
+
+
+def ratio_series(num, den) -> np.ndarray:
+    """Delta-method series of the ratio estimate ``R = sum num / sum den`` of two per-chain series
+    (S, E): ``num - R den`` (e.g. a mean over the neurons currently in a code: num the sum over
+    them, den their number). Zero where ``den`` is zero throughout."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    if num.shape != den.shape or num.ndim != 2:
+        raise ValueError(f"num and den must be series of the same shape (S, E), got {num.shape} "
+                         f"and {den.shape}")
+    total = den.sum()
+    ratio = num.sum() / total if total else 0.0
+    return num - ratio * den

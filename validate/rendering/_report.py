@@ -3,11 +3,18 @@
 ``report.json`` layout::
 
     {"richlazy_version": ..., "suite": "quick", "created": ISO time, "device": ..., "seed": ...,
-     "passed": bool, "cases": [
+     "passed": bool (every case agrees), "ok": bool (no case disagrees or errors: exit code 0),
+     "verdicts": {verdict: number of cases}, "cases": [
         {"name", "paper", "description", "passed", "seconds", "device", "seed", "suite",
          "quantities": [{name, theory, simulation, stderr, z, rel_error, tolerance_kind,
-                         tolerance, passed, note}, ...],
-         "figures": [relative paths], "params": {...}, "notes": str, "error": str | null}]}
+                         tolerance, passed, note, rhat, ess_bulk, ess_tail, mixed}, ...],
+         "figures": [relative paths], "params": {...}, "notes": str, "error": str | null,
+         "verdict": "agrees" | "disagrees" | "not mixed" | "error",
+         "max_rhat": float | null, "min_ess_bulk": float | null}]}
+
+``rhat``/``ess_bulk``/``ess_tail``/``mixed`` are null for quantities not estimated from chains; an
+infinite R-hat (stuck chains) is written as the string "inf". The verdict rule is that of
+:func:`richlazy.validate.core._compare.case_verdict`; ``passed`` is ``verdict == "agrees"``.
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ import math
 import pathlib
 from dataclasses import asdict, dataclass, field
 
-from ..core._compare import Quantity
+from ..core._compare import VERDICTS, Quantity, case_verdict, max_rhat, min_ess
 
-__all__ = ["CaseResult", "Report", "write_report", "render_markdown", "atomic_write_text"]
+__all__ = ["CaseResult", "Report", "write_report", "render_markdown", "atomic_write_text",
+           "render_case_line", "render_case_table"]
 
 
 @dataclass(frozen=True)
@@ -37,10 +45,30 @@ class CaseResult:
     params: dict = field(default_factory=dict)
     notes: str = ""
     error: str | None = None
+    verdict: str = ""
+
+    def __post_init__(self):
+        # "" = derive it from the quantities and the error (case_verdict)
+        if self.verdict == "":
+            object.__setattr__(self, "verdict", case_verdict(self.quantities, self.error))
+        elif self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    @property
+    def max_rhat(self) -> float | None:
+        """Largest R-hat over the sampled quantities (None if none is sampled)."""
+        return max_rhat(self.quantities)
+
+    @property
+    def min_ess_bulk(self) -> float | None:
+        """Smallest (defined) bulk ESS over the sampled quantities (None if none)."""
+        return min_ess(self.quantities)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["quantities"] = [q.to_dict() for q in self.quantities]
+        d["max_rhat"] = self.max_rhat
+        d["min_ess_bulk"] = self.min_ess_bulk
         return d
 
 
@@ -55,7 +83,15 @@ class Report:
 
     @property
     def passed(self) -> bool:
+        """Every case agrees."""
         return all(c.passed for c in self.cases)
+
+    @property
+    def ok(self) -> bool:
+        """No case disagrees and none errored: what ``richlazy validate`` turns into exit code 0.
+        A *not mixed* case is inconclusive, not a failure (its chains say the comparison is not
+        yet evidence either way); it is counted and listed separately."""
+        return all(c.verdict in ("agrees", "not mixed") for c in self.cases)
 
     def to_dict(self) -> dict:
         return {
@@ -65,6 +101,8 @@ class Report:
             "device": self.device,
             "seed": self.seed,
             "passed": self.passed,
+            "ok": self.ok,
+            "verdicts": {v: sum(c.verdict == v for c in self.cases) for v in VERDICTS},
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -109,50 +147,132 @@ def _fmt(v, digits=4):
     return str(v)
 
 
+_VERDICT_MD = {"agrees": "agrees", "disagrees": "**DISAGREES**", "not mixed": "**NOT MIXED**",
+               "error": "**ERROR**"}
+
+
+def _rhat_fmt(v) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.3f}" if math.isfinite(v) else str(v)
+
+
+def _rhat_md(q: Quantity) -> str:
+    txt = _rhat_fmt(q.rhat)
+    return txt if q.rhat is None or q.mixed else f"**{txt}**"
+
+
+def _ess_fmt(v) -> str:
+    if v is None:
+        return "—"
+    return "n/a" if isinstance(v, float) and math.isnan(v) else f"{v:.0f}"
+
+
 def render_markdown(report: Report) -> str:
+    counts = ", ".join(f"{v}: {n}" for v in VERDICTS
+                       if (n := sum(c.verdict == v for c in report.cases)))
     lines = [
         f"# richlazy validation report — suite `{report.suite}`",
         "",
         f"richlazy {report.version} · device `{report.device}` · seed {report.seed} · {report.created}",
         "",
-        f"**{sum(c.passed for c in report.cases)} of {len(report.cases)} cases passed.**",
+        f"**{sum(c.passed for c in report.cases)} of {len(report.cases)} cases passed** "
+        f"({counts or 'no cases'}).",
         "",
-        "| case | passed | quantities passed | seconds |",
-        "|---|---|---|---|",
+        "Verdict: *agrees* = every compared quantity passed; *disagrees* = some quantity failed; "
+        "*not mixed* = the chains of some sampled quantity have not mixed (rank-normalised "
+        "split-R̂ > 1.01, Vehtari et al. 2021), so agreement is not established either way; "
+        "*error* = the case raised or compared nothing. Only *agrees* passes; `richlazy validate` "
+        "exits with 1 when a case disagrees or errors (a *not mixed* case is inconclusive and "
+        "does not change the exit code).",
+        "",
+        "| case | verdict | quantities passed | max R̂ | min bulk ESS | seconds |",
+        "|---|---|---|---|---|---|",
     ]
     for c in report.cases:
         nq = len(c.quantities)
         npass = sum(q.passed for q in c.quantities)
-        lines.append(f"| `{c.name}` | {'yes' if c.passed else '**NO**'} | {npass}/{nq} | {c.seconds:.1f} |")
+        mr = c.max_rhat
+        lines.append(f"| `{c.name}` | {_VERDICT_MD[c.verdict]} | {npass}/{nq} | "
+                     f"{_rhat_fmt(mr)} | {_ess_fmt(c.min_ess_bulk)} | "
+                     f"{c.seconds:.1f} |")
     for c in report.cases:
-        lines += ["", f"## `{c.name}` — {'passed' if c.passed else 'FAILED'}", "", c.description, ""]
+        lines += ["", f"## `{c.name}` — {c.verdict}", "", c.description, ""]
         if c.error:
             lines += ["**Error:**", "", "```", c.error, "```", ""]
         if c.params:
             lines.append("Parameters: " + ", ".join(f"{k}={_fmt(v)}" for k, v in c.params.items()))
             lines.append("")
         if c.quantities:
-            lines += [
-                "| quantity | theory | simulation | stderr | z | rel. error | tolerance | passed |",
-                "|---|---|---|---|---|---|---|---|",
-            ]
+            sampled = any(q.rhat is not None for q in c.quantities)
+            head = "| quantity | theory | simulation | stderr | z | rel. error | tolerance | passed |"
+            rule = "|---|---|---|---|---|---|---|---|"
+            if sampled:
+                head += " R̂ | bulk ESS | tail ESS |"
+                rule += "---|---|---|"
+            lines += [head, rule]
             for q in c.quantities:
                 if q.tolerance_kind == "gt":
                     tol = f"sim − theory ≥ {_fmt(q.tolerance, 3)} SE"
                 else:
                     tol = f"{q.tolerance_kind} ≤ {_fmt(q.tolerance, 3)}"
-                lines.append(
-                    f"| {q.name} | {_fmt(q.theory)} | {_fmt(q.simulation)} | {_fmt(q.stderr, 2)} | "
-                    f"{_fmt(q.z, 3)} | {_fmt(q.rel_error, 3)} | {tol} | {'yes' if q.passed else '**NO**'} |"
-                )
+                ok = "yes" if q.passed else "**NO**"
+                row = (f"| {q.name} | {_fmt(q.theory)} | {_fmt(q.simulation)} | {_fmt(q.stderr, 2)} | "
+                       f"{_fmt(q.z, 3)} | {_fmt(q.rel_error, 3)} | {tol} | {ok} |")
+                if sampled:
+                    row += f" {_rhat_md(q)} | {_ess_fmt(q.ess_bulk)} | {_ess_fmt(q.ess_tail)} |"
+                lines.append(row)
             notes = sorted({q.note for q in c.quantities if q.note})
             if notes:
                 lines += ["", "Tolerances: " + " ".join(notes)]
+            if sampled:
+                lines += ["", "R̂: rank-normalised split-R̂ (max of bulk and folded) over the "
+                          "chains of the series each quantity is estimated from; bold when above "
+                          "1.01 (not mixed). ESS: bulk and tail effective sample sizes over all "
+                          "chains (n/a: constant series). — : not estimated from chains."]
         if c.notes:
             lines += ["", c.notes]
         for fig in c.figures:
             lines += ["", f"![{fig}]({fig})"]
     return "\n".join(lines) + "\n"
+
+
+_VERDICT_WORD = {"agrees": "AGREES", "disagrees": "DISAGREES", "not mixed": "NOT MIXED",
+                 "error": "ERROR"}
+
+
+def _diag_text(res: CaseResult) -> str:
+    mr = res.max_rhat
+    if mr is None:
+        return "not sampled"
+    ess = res.min_ess_bulk
+    return f"max R̂ {_rhat_fmt(mr)}, min ESS {_ess_fmt(ess)}"
+
+
+def render_case_line(res: CaseResult) -> str:
+    """One terminal line for a finished case: verdict word, name, quantities passed, max R̂ and
+    min bulk ESS over its sampled quantities, seconds."""
+    nq = len(res.quantities)
+    npass = sum(q.passed for q in res.quantities)
+    return (f"{_VERDICT_WORD[res.verdict]:<9}  {res.name}  ({npass}/{nq} quantities, "
+            f"{_diag_text(res)}, {res.seconds:.1f} s)")
+
+
+def render_case_table(report: Report) -> str:
+    """A fixed-width terminal table of the cases of ``report``: case, verdict, quantities
+    passed, max R̂, min bulk ESS, seconds."""
+    head = ("case", "verdict", "passed", "max R̂", "min ESS", "seconds")
+    rows = []
+    for c in report.cases:
+        mr = c.max_rhat
+        rows.append((c.name, c.verdict, f"{sum(q.passed for q in c.quantities)}/{len(c.quantities)}",
+                     _rhat_fmt(mr), _ess_fmt(c.min_ess_bulk),
+                     f"{c.seconds:.1f}"))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    out += [fmt.format(*r) for r in rows]
+    return "\n".join(line.rstrip() for line in out) + "\n"
 
 
 def write_report(report: Report, out_dir: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:

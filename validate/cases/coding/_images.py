@@ -42,7 +42,7 @@ from richlazy.theory import (
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...core._sampling import estimates_from_run, sample_posterior
+from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
 
 __all__ = ["center_and_normalise", "load_fig6_data", "conditional_mean_activation", "IMAGES_SIZES"]
 
@@ -251,12 +251,18 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
             else:
                 tol = 0.2 + 3.0 / N + 4 * eps_mean_se[r] / abs(eps_th[r]) if np.isfinite(eps_th[r]) else 0.2
                 note = note_rel_nl
+            # eps_r of the mean predictor is nonlinear in <f>: chain diagnostics of its
+            # delta-method series sum_q d eps_r / d <f_qr> f_qr(s, e)
+            grad = np.zeros(f_bar.shape)
+            grad[:, r] = 2 * (f_bar[:, r] - Ys[:, r]) / Ys.shape[0]
             qs.append(compare(f"{act}: eps_{r} theory vs sampled mean predictor", eps_th[r],
-                              eps_mean[r], stderr=eps_mean_se[r], kind="rel", tol=tol, note=note))
+                              eps_mean[r], stderr=eps_mean_se[r], kind="rel", tol=tol, note=note,
+                              mixing=linearised_series(run.samples["f"], grad)))
         for r in range(3):
+            # eps_GP is a number: the chains are those of the single-network error err1_r
             qs.append(compare(f"{act}: eps_GP_{r} - eps_sampled_{r} > 0 (GP worse)", 0.0,
                               eps_gp[r] - eps_single[r], stderr=max(eps_single_se[r], 1e-12),
-                              kind="gt", tol=2.0, note=note_gt))
+                              kind="gt", tol=2.0, note=note_gt, mixing=est["err1"].mixing(r)))
         rows[act] = dict(eps_mean=eps_mean, eps_mean_se=eps_mean_se, eps_single=eps_single,
                          eps_single_se=eps_single_se, eps_theory=eps_th, eps_gp=eps_gp)
         infos.append(

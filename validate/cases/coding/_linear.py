@@ -9,7 +9,7 @@ from richlazy.theory import input_kernel, solve_linear_network
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...core._sampling import estimates_from_run, sample_posterior
+from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
 from ...rendering._plots import kernel_heatmaps, readout_histograms
 from ...stats import mean_se
@@ -29,17 +29,20 @@ def _tol_note(N):
 
 
 def _cmp(name, theory, est, N, *, scale=None):
-    """Compare with the a-priori tolerance of this case (see _tol_note)."""
+    """Compare with the a-priori tolerance of this case (see _tol_note); ``est`` is
+    (mean, stderr) or (mean, stderr, mixing) with the chain diagnostics of the estimate."""
     th = float(theory)
     sim = float(est[0])
     se = float(est[1])
+    mixing = est[2] if len(est) > 2 else None
     if scale is not None and abs(th) < 1e-9 * scale:
         th = 0.0  # analytically zero; the solver returns round-off
     if scale is None:
         tol = 3.0 / N + 4.0 * se / abs(th)
-        return compare(name, th, sim, stderr=se, kind="rel", tol=tol, note=_tol_note(N))
+        return compare(name, th, sim, stderr=se, kind="rel", tol=tol, note=_tol_note(N),
+                       mixing=mixing)
     tol = 4.0 * se + 3.0 / N * scale
-    return compare(name, th, sim, stderr=se, kind="abs", tol=tol, note=_tol_note(N))
+    return compare(name, th, sim, stderr=se, kind="abs", tol=tol, note=_tol_note(N), mixing=mixing)
 
 
 @register_case(
@@ -120,7 +123,8 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
     est = estimates_from_run(run)
 
     def e(key, *idx):
-        return est[key].mean[idx], est[key].stderr[idx]
+        # mean, stderr and the chain diagnostics of this element's series
+        return est[key].mean[idx], est[key].stderr[idx], est[key].mixing(*idx)
 
     qs = []
     U = sol.U
@@ -170,9 +174,13 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
     f_bar, f_se = est["Fs"].mean, est["Fs"].stderr
     for r in range(m):
         err = (Ys[:, r] - f_bar[:, r]) ** 2
+        grad = np.zeros(f_bar.shape)
+        grad[:, r] = 2 * (f_bar[:, r] - Ys[:, r]) / Qn  # d eps_r / d <f(x*_q)>_r
         se = np.sqrt(np.sum((2 * (f_bar[:, r] - Ys[:, r]) * f_se[:, r]) ** 2)) / Qn
+        # eps_r is a nonlinear function of the mean predictor: mixing of its delta-method series
         qs.append(_cmp(f"generalisation error eps_{r}, bias part mean (y - <f>)^2", gen_th[r],
-                       (err.mean(), se), N))
+                       (err.mean(), se, linearised_series(Fs_s, grad)), N))
+    # an average over independent chains of each chain's variance: no chain diagnostics
     chain_var = Fs_s.var(axis=0, ddof=1).mean(axis=(1, 2))  # posterior variance per chain
     pv, pv_se = (float(v) for v in mean_se(chain_var))
     pv_scale = float(np.mean(np.diag(U)) * np.mean(np.diag(Kss_th)))

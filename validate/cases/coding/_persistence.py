@@ -39,7 +39,7 @@ from richlazy.theory import (
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
-from ...stats import mean_se
+from ...stats import chain_diagnostics, mean_se, worst_mixing
 from ._relu import _run_seeded
 
 PERSISTENCE_SIZES = {
@@ -108,6 +108,14 @@ def lagged_set_persistence(top, lag: int) -> np.ndarray:
         return np.ones(E)
     hits = (top[lag:, :, :, None] == top[:-lag, :, None, :]).any(-1)  # (S-lag, E, k)
     return hits.mean(axis=(0, 2))
+
+
+def _origin_series(same):
+    """Per-origin series of a lagged persistence: ``same`` (S - lag, E, units) booleans (unit
+    equal at origin s and s + lag) -> (S - lag, E), the fraction of units per origin and chain;
+    its mean is the compared persistence and it is the series whose chain diagnostics are
+    reported (consecutive origins overlap, which the ESS accounts for)."""
+    return np.asarray(same, dtype=float).mean(axis=2)
 
 
 def _sign_keys(A):
@@ -186,9 +194,10 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     S = keys.shape[0]
     lag = S // 2
     p_lin, se_lin = _se(lagged_persistence(keys, lag), keys.shape[1] * N)
+    mx_lin = chain_diagnostics(_origin_series(keys[lag:] == keys[:-lag]))
     lag_steps = lag * c["thin"]
     qs.append(compare(f"linear: sign-pattern persistence at lag {lag_steps} steps", mix_lin, p_lin,
-                      stderr=se_lin, kind="abs", tol=4 * se_lin + 3.0 / N,
+                      stderr=se_lin, kind="abs", tol=4 * se_lin + 3.0 / N, mixing=mx_lin,
                       note="theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); the lag "
                            f"is {lag_steps * c['T'] * c['dt']:.1f} relaxation times 1/(T dt) of the "
                            "first-layer weights; " + tol_note))
@@ -203,15 +212,17 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     keys = _sign_keys(A)
     lag = keys.shape[0] // 2
     p_sig, se_sig = _se(lagged_persistence(keys, lag), keys.shape[1] * N)
+    mx_sig = chain_diagnostics(_origin_series(keys[lag:] == keys[:-lag]))
     lag_steps = lag * c["thin"]
     qs.append(compare(f"sigmoid: sign-pattern persistence at lag {lag_steps} steps", 1.0, p_sig,
-                      stderr=se_sig, kind="abs", tol=4 * se_sig + 3.0 / N,
+                      stderr=se_sig, kind="abs", tol=4 * se_sig + 3.0 / N, mixing=mx_sig,
                       note=f"theory: frozen codes (barriers O(P)); mixing value would be "
                            f"sum_gamma P_gamma^2 = {mix_sig:.3f}; " + tol_note))
     diff = p_sig - p_lin
     se_d = math.hypot(se_sig, se_lin)
+    # a difference of two independent ensembles (different lengths): the worse diagnostics
     qs.append(compare("sigmoid minus linear persistence (symmetry breaking vs mixing)", 0.0, diff,
-                      stderr=se_d, kind="gt", tol=10.0,
+                      stderr=se_d, kind="gt", tol=10.0, mixing=worst_mixing(mx_sig, mx_lin),
                       note="trend claim: the sigmoid codes persist far above the linear mixing value; "
                            "must exceed 10 SE"))
     curves["sigmoid"] = (_curve(keys), c["thin"], mix_sig)
@@ -226,9 +237,11 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     top = np.argsort(-norms, axis=-1, kind="stable")[..., :k]
     lag = top.shape[0] // 2
     p_relu, se_relu = _se(lagged_set_persistence(top, lag), top.shape[1] * k)
+    hits = (top[lag:, :, :, None] == top[:-lag, :, None, :]).any(-1)  # (S - lag, E, k)
     lag_steps = lag * c["thin"]
     qs.append(compare(f"ReLU: identity persistence of the top-{k} readouts at lag {lag_steps} steps", 1.0,
                       p_relu, stderr=se_relu, kind="abs", tol=4 * se_relu + 3.0 / N,
+                      mixing=_origin_series(hits),
                       note=f"theory: {k} frozen outliers (readouts O(sqrt N)); exchangeable roles would give "
                            f"k/N = {k / N:.3f}; " + tol_note))
     srt = np.sort(norms, axis=-1)

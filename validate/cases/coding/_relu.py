@@ -362,19 +362,21 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
                 "= max(batch means, chain-to-chain) over chains seeded at two generic amplitudes.")
     qs = []
     k = Yc.shape[0]
+    # every compared value is the grand mean of a per-(sample, chain) series (S, E) of the seeded
+    # ensemble; that series is passed as mixing= for its chain diagnostics (R-hat, ESS)
     # outlier counts
     for c in range(k):
         n_c = summ["n_single"][..., c].astype(float)
         qs.append(compare(
             f"single-class outliers coding class {c} per network", 1.0, float(n_c.mean()),
-            stderr=_chain_se(n_c), kind="abs", tol=0.1,
+            stderr=_chain_se(n_c), kind="abs", tol=0.1, mixing=n_c,
             note=("abs tol 0.1 per network: an extra outlier costs exp(-P (1-rho_c) log 2) in "
                   "equilibrium, so splits/losses may occur only as rare threshold crossings; "
                   f"outlier = |a_i| > {OUTLIER_THRESHOLD} sqrt(N), codes c iff class-c mean "
                   f"activation > {OUTLIER_THRESHOLD} sqrt(N).")))
     n_o = summ["n_other"].astype(float)
     qs.append(compare("outliers coding no class or several classes per network", 0.0,
-                      float(n_o.mean()), stderr=_chain_se(n_o), kind="abs", tol=0.1,
+                      float(n_o.mean()), stderr=_chain_se(n_o), kind="abs", tol=0.1, mixing=n_o,
                       note="theory: every outlier is single-class; abs tol 0.1 as for the counts."))
     # aggregated outliers per class
     th_abar = np.full((k, m), np.nan)
@@ -389,14 +391,15 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         se = _chain_se(zb)
         qs.append(compare(f"outlier preactivation zbar_{c} (class {c}, /sqrt(N))", th_z[c],
                           float(zb.mean()), stderr=se, kind="rel",
-                          tol=sys_rel + 4 * se / abs(th_z[c]), note=note_rel))
+                          tol=sys_rel + 4 * se / abs(th_z[c]), note=note_rel, mixing=zb))
         for r in range(m):
             ab = summ["abar"][..., c, r]
             ab = np.where(np.isfinite(ab), ab, 0.0)
             se = _chain_se(ab)
             qs.append(compare(f"outlier readout abar_{c}^{r} (class {c}, output {r}, /sqrt(N))",
                               th_abar[c, r], float(ab.mean()), stderr=se, kind="rel",
-                              tol=sys_rel + 4 * se / abs(th_abar[c, r]), note=note_rel))
+                              tol=sys_rel + 4 * se / abs(th_abar[c, r]), note=note_rel,
+                              mixing=ab))
     # bulk
     sys_abs = 3.0 / P
     for r in range(m):
@@ -404,7 +407,7 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         se = _chain_se(a0)
         qs.append(compare(
             f"bulk readout a_0^{r}", sol.a0[r], float(a0.mean()), stderr=se, kind="abs",
-            tol=4 * se + sys_abs + dT * abs(sol.a0[r]),
+            tol=4 * se + sys_abs + dT * abs(sol.a0[r]), mixing=a0,
             note=(f"abs tol = 4 SE + 3/P (P={P}: O(1/P) shift of the mean of the finite-P bulk "
                   "readout law exp(P g(a)) from its maximiser a_0) + finite-T allowance "
                   f"{dT:.3f} |a_0|; bulk = non-outlier neurons, readouts O(1), not sqrt(N)-scaled.")))
@@ -414,7 +417,7 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         th = sol.bulk_mean_activation[c]
         qs.append(compare(
             f"bulk mean activation <relu(z)> on class {c} = M(t_c.a_0)", th, float(ba.mean()),
-            stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th),
+            stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th), mixing=ba,
             note=note_rel + " The O(1/P) spread of bulk readouts (and so of h_c) is in 3/N."))
     z_last = post.preactivations(run.state.theta)[-1][0]
     acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0

@@ -9,7 +9,7 @@ from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, to
 from ...codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...core._sampling import sample_posterior
+from ...core._sampling import ratio_series, sample_posterior
 from ...observables import class_means
 from ...stats import mean_se
 
@@ -121,18 +121,20 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
     for g, lab in enumerate(theory_labels):
         key = int((sol.codes[g] * (1 << np.arange(m))).sum())
         predicted.add(key)
-        per_chain = (keys_t == key).mean(axis=(0, 2))  # (E,)
+        per_step = (keys_t == key).mean(axis=2)  # (S, E): fraction in the code per sample
+        per_chain = per_step.mean(axis=0)  # (E,)
         f = per_chain.mean()
         se = max(np.sqrt(f * (1 - f) / (E * N)), float(mean_se(per_chain)[1]))
         qs.append(compare(f"P_gamma code {lab}", sol.P_gamma[g], f, stderr=se, kind="abs",
-                          tol=4 * se + 3.0 / N, note=tol_note))
+                          tol=4 * se + 3.0 / N, note=tol_note, mixing=per_step))
     other = ~np.isin(keys_t, list(predicted))
-    per_chain = other.mean(axis=(0, 2))
+    per_step = other.mean(axis=2)  # (S, E)
+    per_chain = per_step.mean(axis=0)
     f_other = per_chain.mean()
     se = max(np.sqrt(max(f_other * (1 - f_other), 1.0 / (E * N)) / (E * N)),
              float(mean_se(per_chain)[1]))
     qs.append(compare("fraction of neurons in codes the theory does not predict", 0.0, f_other, stderr=se,
-                      kind="abs", tol=4 * se + 3.0 / N, note=tol_note))
+                      kind="abs", tol=4 * se + 3.0 / N, note=tol_note, mixing=per_step))
     # code structure at the sampled populations (conditional mean-field solution)
     cond, cond_keys, cond_frac, O_meta = _conditional_theory(sol, keys_t, A, cm, ratios, y_minus, m)
     cond_note = ("theory: stationarity + output constraint of notes §4.3 solved at the sampled populations "
@@ -152,13 +154,18 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
                 vals.std() / np.sqrt(max(1, vals.size))
             se_a = max(se_a, 1e-12)
             th_a = cond.a_gamma[g, r]
+            # a mean over the neurons in the code pooled over (sample, chain), i.e. a ratio
+            # sum(a in code) / #(in code): chain diagnostics of its delta-method series
+            n_in = sel.sum(-1)  # (S, E)
             qs.append(compare(f"readout a_{lab}^{r}", th_a, vals.mean(), stderr=se_a, kind="rel",
-                              tol=3.0 / N + 4 * se_a / abs(th_a), note=cond_note))
+                              tol=3.0 / N + 4 * se_a / abs(th_a), note=cond_note,
+                              mixing=ratio_series((A[..., r] * sel).sum(-1), n_in)))
             acts = cm[..., r][sel]
             se_m = max(acts.std() / np.sqrt(max(1, acts.size / S)), 1e-12)
             th_m = cond.mean_activations[g, r]
             qs.append(compare(f"mean activation, code {lab}, class {r}", th_m, acts.mean(), stderr=se_m,
-                              kind="rel", tol=3.0 / N + 4 * se_m / abs(th_m), note=cond_note))
+                              kind="rel", tol=3.0 / N + 4 * se_m / abs(th_m), note=cond_note,
+                              mixing=ratio_series((cm[..., r] * sel).sum(-1), n_in)))
     persistence = code_persistence(codes_t)
     figs = _figures(ctx, sol, A[-1], _last_acts(post, run), labels, fr_last, theory_labels)
     cond_pop = dict(zip([code_label([(k >> j) & 1 for j in range(m)]) for k in cond_keys],

@@ -108,7 +108,12 @@ def _ensemble(ctx: CaseContext, *, d, N, P, kappa, chi, n_chains, n_steps, dtype
 
 
 def _chain_mean_se(x):
-    """Mean over samples per chain, then mean and standard error across independent chains."""
+    """Mean over samples per chain, then mean and standard error across independent chains.
+
+    No chain diagnostics (R-hat, ESS) are attached to the quantities built from it: every chain
+    of an ensemble samples the posterior of its own training set (:func:`_ensemble`), so the
+    chains have different targets and a between-chain R-hat would measure the data-set spread,
+    not mixing; the compared values are averages over these independent chains."""
     m, se = mean_se(x.reshape(x.shape[0], x.shape[1], -1).mean(axis=(0, 2)))
     return float(m), float(se)
 

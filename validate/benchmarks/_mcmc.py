@@ -1,0 +1,176 @@
+"""Effective samples per second: blocked Gibbs (exact readout) with a Metropolis-adjusted hidden
+block (HMC with ``n_leapfrog`` steps, or MALA when 0; step size adapted by dual averaging during
+warm-up) vs the unadjusted Langevin chain the cases use, on the linear and the sigmoid toy of
+seed 000.
+
+Both samplers start from the same prior draw, burn in (not timed: ULA for the case's burn-in in
+paper time, the Gibbs-MALA chain for its step-size adaptation plus as many steps), then run for
+about the same wall time. Reported per observable: the mean ± batch-means SE of each sampler (the
+two must agree, up to ULA's step-size bias), the bulk effective sample size over all chains, and
+the ratio of ESS per second.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from richlazy.simulate import (
+    NetworkPosterior,
+    NetworkSpec,
+    gibbs_readout_step,
+    hmc_step,
+    langevin_init,
+    langevin_step,
+    mala_init,
+    mala_step,
+    make_generator,
+    mcmc_refresh,
+    orthogonal_toy_task,
+    resolve_device,
+)
+
+from ..stats import batch_means, ess_bulk
+from ._registry import BenchResult, register_benchmark
+
+__all__ = ["bench_mcmc_ess"]
+
+_TOYS = {
+    # the quick cases' configurations (coding/linear-toy, coding/sigmoid-toy) and their ULA dt
+    "linear": dict(N=64, P=64, N0=84, T=0.02, dt=0.02, activation="linear", y_minus=0.0,
+                   burn_time=100.0),
+    "sigmoid": dict(N=100, P=100, N0=120, T=0.002, dt=0.02, activation="sigmoid_erf",
+                    y_minus=0.5, burn_time=100.0),
+}
+
+
+def _posterior(toy, dev):
+    c = _TOYS[toy]
+    task = orthogonal_toy_task(c["P"], c["N0"], ratios=(0.5, 0.25, 0.25), y_plus=1.0,
+                               y_minus=c["y_minus"], seed=0)
+    spec = NetworkSpec(N0=c["N0"], N=c["N"], L=1, m=3, activation=c["activation"])
+    post = NetworkPosterior(spec, task.X, task.Y, T=c["T"], sigma_a2=1.0 / c["P"], device=dev,
+                            dtype=torch.float64, project_inputs=True)
+    return post, task.labels
+
+
+def _observe(post, labels, theta):
+    """U[0,0] = |A_0|²/N per chain and the fraction of neurons per code (class-mean activation
+    above 1/2 per class, 8 codes) - the sigmoid case's code definition."""
+    A = post.unflatten(theta)["A"]
+    U00 = A[:, :, 0].square().mean(1)
+    h = post.phi(post.preactivations(theta)[-1])  # (E, N, P)
+    lab = torch.as_tensor(labels, device=h.device)
+    cm = torch.stack([h[:, :, lab == c].mean(-1) for c in range(3)], -1)  # (E, N, 3)
+    key = ((cm > 0.5).long() * torch.tensor([1, 2, 4], device=h.device)).sum(-1)  # (E, N)
+    frac = torch.stack([(key == k).double().mean(1) for k in range(8)], -1)  # (E, 8)
+    return U00, frac
+
+
+def _run(step, state, n, every, post, labels):
+    """n steps of ``step`` (timed), observing every ``every`` steps; returns (U (S,E), frac
+    (S,E,8), seconds, state, acceptance rate or None)."""
+    g = make_generator(7, post.device)
+    Us, Fs, acc = [], [], []
+    t0 = time.perf_counter()
+    for k in range(n):
+        state, info = step(state, g)
+        if "accepted" in info:
+            acc.append(info["accepted"])
+        if (k + 1) % every == 0:
+            u, f = _observe(post, labels, state.theta)
+            Us.append(u.cpu())
+            Fs.append(f.cpu())
+    secs = time.perf_counter() - t0
+    rate = float(torch.stack(acc).double().mean()) if acc else None
+    return torch.stack(Us).numpy(), torch.stack(Fs).numpy(), secs, state, rate
+
+
+def _summ(x, secs):
+    m, se = batch_means(x)
+    ess = float(ess_bulk(x))
+    return dict(mean=float(m), se=float(se), ess=ess, seconds=secs, ess_per_s=ess / secs)
+
+
+def bench_mcmc_ess(toy: str, *, device="auto", n_chains: int = 8, gibbs_dt: float = 1.0,
+                   n_leapfrog: int = 10, min_time: float = 10.0) -> dict:
+    """ULA at the case's dt vs Gibbs (exact readout) + HMC (``n_leapfrog`` > 0) or MALA (0) on
+    the hidden block on ``toy`` ("linear" or "sigmoid")."""
+    c = _TOYS[toy]
+    dev = resolve_device(device)
+    post, labels = _posterior(toy, dev)
+    theta0 = post.sample_prior(n_chains, generator=make_generator(1, dev))
+    hidden = ~post.block_mask("A")
+    eps_ula = c["T"] * c["dt"]
+
+    def ula(st, g):
+        return langevin_step(st, post, step_size=eps_ula, generator=g)
+
+    n_adapt = 500
+
+    def gibbs(st, g):
+        if n_leapfrog:
+            return hmc_step(st, post, generator=g, mask=hidden, adapt=st.step < n_adapt,
+                            n_leapfrog=n_leapfrog)
+        return mala_step(st, post, generator=g, mask=hidden, adapt=st.step < n_adapt)
+
+    gstep = gibbs_readout_step(post, gibbs, refresh=lambda st: mcmc_refresh(st, post))
+    # burn-in (not timed)
+    st_u = langevin_init(theta0)
+    g = make_generator(3, dev)
+    for _ in range(int(c["burn_time"] / c["dt"])):
+        st_u, _ = ula(st_u, g)
+    st_g = mala_init(theta0, post, step_size=c["T"] * gibbs_dt, precond=1.0 / post.precision)
+    for _ in range(2 * n_adapt):
+        st_g, _ = gstep(st_g, g)
+    # time one step of each to size the runs to about min_time seconds
+    t = time.perf_counter()
+    for _ in range(50):
+        st_u, _ = ula(st_u, g)
+    t_u = (time.perf_counter() - t) / 50
+    t = time.perf_counter()
+    for _ in range(20):
+        st_g, _ = gstep(st_g, g)
+    t_g = (time.perf_counter() - t) / 20
+    n_u = max(int(min_time / t_u), 400)
+    n_g = max(int(min_time / t_g), 400)
+    U_u, F_u, sec_u, _, _ = _run(ula, st_u, n_u, max(n_u // 400, 1), post, labels)
+    U_g, F_g, sec_g, st_g, acc_g = _run(gstep, st_g, n_g, max(n_g // 400, 1), post, labels)
+    k = int(np.argmax(F_g.mean((0, 1))))  # the most populated code
+    out = dict(toy=toy, config=dict(c), n_chains=n_chains, device=str(dev), n_leapfrog=n_leapfrog,
+               gibbs_dt=gibbs_dt, ula_step_ms=t_u * 1e3, gibbs_step_ms=t_g * 1e3,
+               ula_steps=n_u, gibbs_steps=n_g,
+               gibbs_step_size_mean=float(st_g.step_size.mean()), gibbs_acceptance=acc_g, code=k)
+    for name, xu, xg in (("U00", U_u, U_g), (f"code_{k}_fraction", F_u[..., k], F_g[..., k])):
+        su, sg = _summ(xu, sec_u), _summ(xg, sec_g)
+        out[name] = dict(ula=su, gibbs_mala=sg, ess_per_s_ratio=sg["ess_per_s"] / su["ess_per_s"])
+    return out
+
+
+def format_bench_mcmc(res: list) -> str:
+    lines = ["Effective samples per second, Gibbs (exact readout) + Metropolis-adjusted hidden "
+             "block vs ULA at the case's dt (bulk ESS over all chains, about equal wall time)"]
+    for r in res:
+        c = r["config"]
+        lines.append(f"  {r['toy']} toy (N=P={c['N']}, T={c['T']}, {r['n_chains']} chains): ULA dt="
+                     f"{c['dt']} {r['ula_step_ms']:.2f} ms/step; Gibbs-"
+                     f"{'HMC x' + str(r['n_leapfrog']) if r['n_leapfrog'] else 'MALA'} step size "
+                     f"{r['gibbs_step_size_mean']:.3g} (adapted, acceptance {r['gibbs_acceptance']:.2f}) "
+                     f"{r['gibbs_step_ms']:.2f} ms/step")
+        for name in [k for k in r if k == "U00" or k.startswith("code_")]:
+            q = r[name]
+            u, g = q["ula"], q["gibbs_mala"]
+            lines.append(f"    {name}: ULA {u['mean']:.5g} ± {u['se']:.2g} (ESS {u['ess']:.0f}, "
+                         f"{u['ess_per_s']:.1f}/s) | Gibbs {g['mean']:.5g} ± {g['se']:.2g} "
+                         f"(ESS {g['ess']:.0f}, {g['ess_per_s']:.1f}/s) -> ratio "
+                         f"{q['ess_per_s_ratio']:.1f}x (target >= 10x)")
+    return "\n".join(lines)
+
+
+@register_benchmark("sampler-ess", devices=("cpu", "cuda"),
+                    description="ESS/s of U[0,0] and code fractions: Gibbs (exact readout) + "
+                                "HMC hidden block vs ULA at the case's dt, linear and sigmoid toy")
+def _run_mcmc(*, device: str, min_time: float) -> BenchResult:
+    res = [bench_mcmc_ess(toy, device=device, min_time=10 * min_time) for toy in _TOYS]
+    return BenchResult("sampler-ess", {"runs": res}, format_bench_mcmc(res))
