@@ -3,6 +3,7 @@ not depend on luck); set HYPOTHESIS_PROFILE=explore to search with fresh random 
 
 import os
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -21,3 +22,41 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+def _linear_exact(K0, y, N, T, v):
+    """Exact posterior of the L = 1 non-lazy linear network with m = 1 (sigma_w2 = 1).
+
+    Given the readout a the preactivations z_i = W x / sqrt(N0) are N(0, K0) i.i.d. over
+    neurons, so F = a^T Z / N ~ N(0, (u/N^2) K0) with u = |a|^2, and integrating W out leaves
+    p(y | a) = N(y; 0, C(u) + (T/N) I), C(u) = u K0 / N^2. The readout prior makes u/v a
+    chi-square with N degrees of freedom, so the posterior is a one-dimensional Gaussian scale
+    mixture over u. Returns U = E[u]/N and the expected loss E[|y - F|^2 / 2] (given u, F | y is
+    Gaussian with mean C (C + s2)^-1 y and covariance s2 C (C + s2)^-1, s2 = T/N), both by
+    quadrature in t = log u."""
+    lam, Q = np.linalg.eigh(K0)
+    yk2 = (Q.T @ y) ** 2
+    s2 = T / N
+
+    def logw(t):
+        c = np.exp(t)[:, None] * lam / N**2
+        return (N / 2) * t - np.exp(t) / (2 * v) - 0.5 * np.log(c + s2).sum(1) - 0.5 * (yk2 / (c + s2)).sum(1)
+
+    coarse = np.linspace(-30, 15, 4001)
+    t0 = coarse[np.argmax(logw(coarse))]
+    t = np.linspace(t0 - 12, t0 + 12, 100_001)
+    lw = logw(t)
+    w = np.exp(lw - lw.max())
+    w /= np.trapezoid(w, t)
+    u = np.exp(t)
+    c = u[:, None] * lam / N**2
+    loss = 0.5 * ((s2**2 * yk2 / (c + s2) ** 2) + s2 * c / (c + s2)).sum(1)
+    return np.trapezoid(w * u, t) / N, np.trapezoid(w * loss, t)
+
+
+@pytest.fixture
+def linear_exact():
+    """The exact finite-N posterior of the L = 1 linear network by quadrature (see
+    ``_linear_exact``): a reference for samplers (tests/simulate/test_gibbs_readout.py,
+    tests/validate/test_sampling_samplers.py)."""
+    return _linear_exact

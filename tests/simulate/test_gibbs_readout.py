@@ -182,37 +182,7 @@ def test_per_chain_beta_ladder_matches_scalar_beta_row_by_row():
 # --------------------------------------------------------------------------------------------
 
 
-def _linear_exact(K0, y, N, T, v):
-    """Exact posterior of the L = 1 non-lazy linear network with m = 1 (sigma_w2 = 1).
-
-    Given the readout a the preactivations z_i = W x / sqrt(N0) are N(0, K0) i.i.d. over
-    neurons, so F = a^T Z / N ~ N(0, (u/N^2) K0) with u = |a|^2, and integrating W out leaves
-    p(y | a) = N(y; 0, C(u) + (T/N) I), C(u) = u K0 / N^2. The readout prior makes u/v a
-    chi-square with N degrees of freedom, so the posterior is a one-dimensional Gaussian scale
-    mixture over u. Returns U = E[u]/N and the expected loss E[|y - F|^2 / 2] (given u, F | y is
-    Gaussian with mean C (C + s2)^-1 y and covariance s2 C (C + s2)^-1, s2 = T/N), both by
-    quadrature in t = log u."""
-    lam, Q = np.linalg.eigh(K0)
-    yk2 = (Q.T @ y) ** 2
-    s2 = T / N
-
-    def logw(t):
-        c = np.exp(t)[:, None] * lam / N**2
-        return (N / 2) * t - np.exp(t) / (2 * v) - 0.5 * np.log(c + s2).sum(1) - 0.5 * (yk2 / (c + s2)).sum(1)
-
-    coarse = np.linspace(-30, 15, 4001)
-    t0 = coarse[np.argmax(logw(coarse))]
-    t = np.linspace(t0 - 12, t0 + 12, 100_001)
-    lw = logw(t)
-    w = np.exp(lw - lw.max())
-    w /= np.trapezoid(w, t)
-    u = np.exp(t)
-    c = u[:, None] * lam / N**2
-    loss = 0.5 * ((s2**2 * yk2 / (c + s2) ** 2) + s2 * c / (c + s2)).sum(1)
-    return np.trapezoid(w * u, t) / N, np.trapezoid(w * loss, t)
-
-
-def test_blocked_gibbs_removes_the_readout_step_size_bias_of_ula():
+def test_blocked_gibbs_removes_the_readout_step_size_bias_of_ula(linear_exact):
     """L = 1 non-lazy linear network, N = N0 = P = 8, T = 0.5, sigma_a2 = 1/P (the paper's
     choice; it makes the readout mode stiff: ULA eigenvalue ~ dt (1 + G/U + T/sigma_a2) ~ 20 dt
     vs ~ dt (U + T) ~ 1 dt for the hidden weights). At dt = 0.03 plain ULA overestimates
@@ -224,7 +194,7 @@ def test_blocked_gibbs_removes_the_readout_step_size_bias_of_ula():
     rng = np.random.default_rng(0)
     X = np.sqrt(N0) * np.linalg.qr(rng.standard_normal((N0, N0)))[0][:, :P]
     Y = np.where(np.arange(P) % 2 == 0, 1.0, -1.0)[:, None]
-    U_ex, loss_ex = _linear_exact(X.T @ X / N0, Y[:, 0], N, T, v)
+    U_ex, loss_ex = linear_exact(X.T @ X / N0, Y[:, 0], N, T, v)
     post = NetworkPosterior(NetworkSpec(N0=N0, N=N, L=1, m=1), X, Y, T=T, sigma_a2=v)
     eps = paper_step_size(dt, T)
 

@@ -155,8 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_validate(args) -> int:
-    from ._compare import VERDICTS
     from ..rendering._report import render_case_line
+    from ._compare import VERDICTS
     from ._runner import prepare_out_dir, resolve_device_name, run_suite
 
     try:

@@ -18,9 +18,13 @@ import torch
 from richlazy.simulate import (
     NetworkPosterior,
     NetworkSpec,
+    gibbs_readout_step,
+    hmc_init,
+    hmc_step,
     langevin_init,
     langevin_step,
     make_generator,
+    mcmc_refresh,
     paper_step_size,
     resolve_device,
     run_chain,
@@ -28,8 +32,10 @@ from richlazy.simulate import (
 
 from ..stats import Estimate, Mixing, chain_diagnostics, estimate
 
-__all__ = ["sample_posterior", "estimates_from_run", "RunEstimate", "linearised_series",
-           "ratio_series"]
+__all__ = ["SAMPLERS", "sample_posterior", "estimates_from_run", "RunEstimate",
+           "linearised_series", "ratio_series"]
+
+SAMPLERS = ("ula", "gibbs-hmc")
 
 
 def sample_posterior(
@@ -58,6 +64,9 @@ def sample_posterior(
     init: Callable[[NetworkPosterior, torch.Tensor], torch.Tensor] | None = None,
     init_label: str | None = None,
     throw: bool = True,
+    sampler: str = "ula",
+    n_leapfrog: int = 10,
+    adapt_steps: int | None = None,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
@@ -72,6 +81,13 @@ def sample_posterior(
 
     ``throw``: raise :class:`richlazy.simulate.SamplerDivergedError` when a chain diverges
     (default); with False the run goes on and ``run.diverged`` flags the diverged chains.
+
+    ``sampler``: "ula" (default: the paper's Langevin dynamics, ULA step ``T * dt``) or
+    "gibbs-hmc": blocked Gibbs with the exact Gaussian readout draw
+    (:func:`richlazy.simulate.gibbs_readout_step`) and an HMC move of the hidden block
+    (``n_leapfrog`` leapfrog steps, diagonal mass = prior precision, step size started at
+    ``T * dt`` and adapted by dual averaging to acceptance 0.8 over the first ``adapt_steps``
+    steps, default half the burn-in). Exact (no step-size bias); no annealing.
 
     ``anneal_from``/``anneal_steps``: optional simulated annealing inside the burn-in. The
     rescaled temperature falls geometrically from ``anneal_from`` to ``T`` over the first
@@ -89,16 +105,39 @@ def sample_posterior(
                 0 < anneal_steps <= burn_in):
             raise ValueError(f"anneal_steps must be an int in [1, burn_in = {burn_in}] when anneal_from "
                              f"is given, got {anneal_steps!r}")
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler != "ula" and anneal_from is not None:
+        raise ValueError(f"anneal_from needs sampler='ula' (the {sampler!r} sampler has no "
+                         "annealing schedule), got anneal_from={anneal_from!r}")
+    if adapt_steps is None:
+        adapt_steps = burn_in // 2
+    if isinstance(adapt_steps, bool) or not isinstance(adapt_steps, int) or not (
+            0 <= adapt_steps <= burn_in):
+        raise ValueError(f"adapt_steps must be an int in [0, burn_in = {burn_in}], got {adapt_steps!r}")
     dev = resolve_device(device)
     post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
                             project_inputs=project_inputs)
     gen = make_generator(seed, dev)
     theta0 = post.sample_prior(n_chains, generator=gen)
-    state = langevin_init(theta0 if init is None else init(post, theta0))
+    theta0 = theta0 if init is None else init(post, theta0)
     eps = paper_step_size(dt, T)
     beta_T = post.beta
+    if sampler == "ula":
+        state = langevin_init(theta0)
+    else:
+        state = hmc_init(theta0, post, step_size=eps, precond=1.0 / post.precision)
+        hidden = ~post.block_mask("A")
+
+        def hidden_step(s, g):
+            return hmc_step(s, post, generator=g, n_leapfrog=n_leapfrog, mask=hidden,
+                            adapt=s.step < adapt_steps)
+
+        gibbs = gibbs_readout_step(post, hidden_step, refresh=lambda s: mcmc_refresh(s, post))
 
     def step_fn(s, g):
+        if sampler != "ula":
+            return gibbs(s, g)
         # pure: the temperature of step s is an argument of the step, the posterior is not mutated
         if anneal_from is None or s.step >= anneal_steps:
             return langevin_step(s, post, step_size=eps, generator=g)
@@ -109,6 +148,8 @@ def sample_posterior(
     config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
                   project_inputs=project_inputs,
+                  **({} if sampler == "ula" else dict(sampler=sampler, n_leapfrog=n_leapfrog,
+                                                      adapt_steps=adapt_steps)),
                   **({} if anneal_from is None else dict(anneal_from=anneal_from, anneal_steps=anneal_steps)),
                   **({} if init is None else dict(init=init_label or getattr(init, "__name__", "custom"))),
                   data=float(np.asarray(X).sum() + np.asarray(Y).sum()))
