@@ -113,6 +113,18 @@ def check_generator(generator, *, name: str = "generator") -> torch.Generator:
     return generator
 
 
+def check_generator_on(generator, device, *, what: str) -> torch.Generator:
+    """``generator`` checked to be a ``torch.Generator`` on the device type of ``device`` (where
+    ``what`` - e.g. "theta", "the posterior" - lives); ValueError saying how to create one
+    otherwise (torch draws on the generator's device)."""
+    check_generator(generator)
+    dev_type = torch.device(device).type
+    if generator.device.type != dev_type:
+        raise ValueError(f"generator lives on {generator.device.type!r} but {what} on {dev_type!r}; "
+                         f"create it with torch.Generator(device={dev_type!r})")
+    return generator
+
+
 def as_generator(seed, device, *, name: str = "seed") -> torch.Generator:
     """``seed`` (non-negative int or ``torch.Generator``) as a generator on ``device``.
 

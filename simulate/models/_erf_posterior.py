@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from ..checks import check_generator, check_int, check_pos_float, check_theta
+from ..checks import check_generator_on, check_int, check_pos_float, check_theta
 from ._network_posterior import check_beta
 
 __all__ = ["TwoLayerErfPosterior"]
@@ -92,9 +92,7 @@ class TwoLayerErfPosterior:
         if self.n_sets is not None and n_chains != self.n_sets:
             raise ValueError(f"n_chains must equal the number of training sets {self.n_sets}, "
                              f"got {n_chains}")
-        if check_generator(generator).device.type != self.X.device.type:
-            raise ValueError(f"generator lives on {generator.device.type!r} but X on "
-                             f"{self.X.device.type!r}")
+        check_generator_on(generator, self.X.device, what="X")
         th = torch.randn((n_chains, self.dim), generator=generator, device=self.X.device,
                          dtype=self.X.dtype)
         th[:, : self.N * self.d] *= math.sqrt(1.0 / self.prec_w)

@@ -34,8 +34,8 @@ from ..checks import (
     as_real_tensor,
     check_count,
     check_float_dtype,
-    check_generator,
     check_generator_device,
+    check_generator_on,
     check_nonneg_float,
     check_pos_float,
 )
@@ -269,10 +269,7 @@ def train_mlp_ensemble(
         if not (_is_int(batch_size) and 1 <= batch_size <= n):
             raise ValueError(f"batch_size must be an int in [1, {n}] or None, got {batch_size!r}")
         batch_size = int(batch_size)
-        check_generator(generator)
-        if generator.device.type != device.type:
-            raise ValueError(f"generator lives on {generator.device.type!r} but the ensemble on "
-                             f"{device.type!r}")
+        check_generator_on(generator, device, what="the ensemble")
     if record_every is None:
         record_every = max(1, steps // 50)
     record_every = check_count("record_every", record_every, minimum=1)

@@ -40,7 +40,7 @@ from ..checks import (
     check_count,
     check_device,
     check_float_dtype,
-    check_generator,
+    check_generator_on,
     check_int,
     check_pos_float,
     check_theta,
@@ -263,11 +263,7 @@ class NetworkPosterior:
         return z * self.precision.rsqrt()
 
     def _check_generator(self, generator):
-        check_generator(generator)
-        if generator.device.type != self.device.type:
-            raise ValueError(f"generator lives on {generator.device.type!r} but the posterior on "
-                             f"{self.device.type!r}; create it with torch.Generator(device="
-                             f"{self.device.type!r})")
+        check_generator_on(generator, self.device, what="the posterior")
 
     # -- forward / backward --------------------------------------------------------------------
     def _first_layer(self, W1, X, generator):

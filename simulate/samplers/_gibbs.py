@@ -60,7 +60,7 @@ from dataclasses import dataclass, is_dataclass, replace
 
 import torch
 
-from ..checks import check_generator, check_pos_float
+from ..checks import check_generator, check_generator_on, check_pos_float
 from ..models._erf_posterior import TwoLayerErfPosterior
 from ..models._network_posterior import NetworkPosterior
 
@@ -289,10 +289,8 @@ def sample_readout(posterior, theta: torch.Tensor, *, generator: torch.Generator
     Raises ValueError naming what to change when a Cholesky factorisation fails.
     """
     check_generator(generator)
-    if torch.is_tensor(theta) and generator.device.type != theta.device.type:
-        raise ValueError(f"generator lives on {generator.device.type!r} but theta on "
-                         f"{theta.device.type!r}; create it with torch.Generator(device="
-                         f"{theta.device.type!r})")
+    if torch.is_tensor(theta):
+        check_generator_on(generator, theta.device, what="theta")
     blk, H, b, bad, form = _prepare(posterior, theta, beta, method)
     E, N, P = H.shape
     m = blk.Y.shape[-1]

@@ -47,7 +47,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from ..checks import as_real_tensor, check_generator, check_pos_float, check_real
+from ..checks import as_real_tensor, check_generator_on, check_pos_float, check_real
 from ..models._network_posterior import check_beta
 
 __all__ = [
@@ -210,12 +210,7 @@ def _check_groups(adapt_groups, theta):
 
 
 def _check_generator(generator, theta):
-    check_generator(generator)
-    if generator.device.type != theta.device.type:
-        raise ValueError(f"generator lives on {generator.device.type!r} but theta on "
-                         f"{theta.device.type!r}; create it with torch.Generator(device="
-                         f"{theta.device.type!r})")
-    return generator
+    return check_generator_on(generator, theta.device, what="theta")
 
 
 def _normalize_beta(beta, theta):

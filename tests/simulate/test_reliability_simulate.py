@@ -393,7 +393,8 @@ def _theta_calls():
     return {
         "NetworkPosterior": (post, post.D, torch.float64,
                              {"grad": post.grad, "unflatten": post.unflatten, "outputs": post.outputs,
-                              "preactivations": post.preactivations, "energy": post.energy}),
+                              "preactivations": post.preactivations, "energy": post.energy,
+                              "prior_energy": post.prior_energy}),
         "TwoLayerErfPosterior": (epost, epost.dim, torch.float64,
                                  {"grad": epost.grad, "unpack": epost.unpack, "outputs": epost.outputs,
                                   "overlaps": epost.overlaps, "energy": epost.energy}),
