@@ -289,10 +289,10 @@ def test_compare_rejects_bad_mixing():
         compare("x", 1.0, 1.0, kind="rel", tol=0.1, mixing=1.01)
 
 
-def _q(passed, mixed):
+def _q(passed, mixed, theory=1.0):
     rhat = None if mixed is None else (1.001 if mixed else 1.2)
     ess = None if mixed is None else 500.0
-    return Quantity("q", 1.0, 1.0, 0.1, 0.0, 0.0, "z", 3.0, passed, "", rhat, ess, ess, mixed)
+    return Quantity("q", theory, 1.0, 0.1, 0.0, 0.0, "z", 3.0, passed, "", rhat, ess, ess, mixed)
 
 
 @pytest.mark.parametrize(("quantities", "error", "verdict"), [
@@ -301,6 +301,9 @@ def _q(passed, mixed):
     ([_q(False, None), _q(True, True)], None, "disagrees"),
     ([_q(True, True), _q(True, False)], None, "not mixed"),
     ([_q(False, True), _q(True, False)], None, "not mixed"),
+    # a failure that sampling longer cannot rescue outranks "not mixed"
+    ([_q(False, None), _q(True, False)], None, "disagrees"),
+    ([_q(False, False, theory=float("nan")), _q(True, False)], None, "disagrees"),
     ([_q(True, True)], "Traceback: boom", "error"),
     ([], None, "error"),
 ])

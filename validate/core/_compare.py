@@ -28,11 +28,13 @@ per-chain series it was computed from (``compare(..., mixing=...)``; see
 Case verdict (:func:`case_verdict`), first rule that applies:
 
 1. ``"error"``: the case raised, or it compared no quantity;
-2. ``"not mixed"``: some quantity has ``mixed is False``: the chains it was estimated from have
+2. ``"disagrees"``: a quantity failed that longer sampling cannot rescue: one not estimated from
+   chains (``mixed is None``) or one whose theory value is not finite (a theory that failed);
+3. ``"not mixed"``: some quantity has ``mixed is False``: the chains it was estimated from have
    not converged to one distribution, so its value and standard error (and so agreement *or*
    disagreement) are not established;
-3. ``"agrees"``: every quantity passed;
-4. ``"disagrees"``: some (mixed or not sampled) quantity failed.
+4. ``"agrees"``: every quantity passed;
+5. ``"disagrees"``: some (mixed) quantity failed.
 
 A case passes iff its verdict is ``"agrees"``.
 """
@@ -241,6 +243,8 @@ def case_verdict(quantities, error: str | None = None) -> str:
             raise TypeError(f"quantities must be Quantity records, got {type(q).__name__}")
     if error is not None or not qs:
         return "error"
+    if any(not q.passed and (q.mixed is None or not math.isfinite(q.theory)) for q in qs):
+        return "disagrees"
     if any(q.mixed is False for q in qs):
         return "not mixed"
     return "agrees" if all(q.passed for q in qs) else "disagrees"
