@@ -47,6 +47,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from richlazy.theory.checks import as_float_array
 
 __all__ = ["RHAT_MAX", "RHAT_METHODS", "Mixing", "chain_diagnostics", "ess_bulk", "ess_tail",
            "split_rhat", "worst_mixing"]
@@ -107,12 +108,7 @@ class Mixing:
 
 def _check(samples, name: str = "samples") -> np.ndarray:
     """``samples`` as a float64 array (S, E, K) with S >= 4, E >= 2, all finite."""
-    if np.iscomplexobj(samples):
-        raise TypeError(f"{name} must be real, got a complex array")
-    try:
-        x = np.asarray(samples, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real numeric array, got {type(samples).__name__}") from None
+    x = as_float_array(name, samples, finite=False)
     if x.ndim < 2:
         raise ValueError(f"{name} must have shape (S, E, ...) with S draws of E chains, got shape "
                          f"{x.shape}")
