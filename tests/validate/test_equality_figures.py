@@ -46,3 +46,24 @@ def test_too_few_crossings_gives_nan():
     acc = _surface(ds, Ls, 2.0, 0.1)  # only d = 8 crosses inside L <= 8 (L* = 6.4)
     b, c, Lst = boundary_exponent(ds, Ls, acc)
     assert math.isnan(b) and math.isnan(c) and np.isfinite(Lst).sum() < 3
+
+
+def test_noisy_bayes_full_size_runs_the_published_protocol(tmp_path, monkeypatch):
+    """A tiny stand-in for the full size of equality/noisy-bayes: the published-protocol networks
+    are trained and compared with both Bayes curves beside richlazy's (Fig. 2)."""
+    from richlazy.validate import run_suite
+    from richlazy.validate.cases.equality import _noisy
+
+    monkeypatch.setitem(_noisy._BAYES_CFG, "full", dict(
+        d=8, sigma2s=[1.0], Ls=[4, 64], seeds=2, width=32, steps=300, n_test=200,
+        protocols=["richlazy", "published"]))
+    rep = run_suite("full", only="equality/noisy-bayes", device="cpu", out_dir=tmp_path,
+                    progress=False)
+    (case,) = rep.cases
+    assert case.error is None, case.error
+    names = [q.name for q in case.quantities]
+    assert sum("published protocol" in n for n in names) == 2 and len(names) == 4
+    pub = case.params["net_published"]
+    assert np.shape(pub) == (1, 2) and all(0.4 < a <= 1.0 for a in pub[0])
+    assert 0.4 < case.params["bayes_mem_published"][0][0] <= 1.0
+    assert (tmp_path / case.figures[0]).stat().st_size > 1000
