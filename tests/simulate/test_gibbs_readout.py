@@ -350,6 +350,7 @@ def test_readout_conditional_is_a_frozen_result():
         rc.method = "weight"
 
 
+# CUDA-vs-CPU agreement of the same step: only meaningful on a machine with a GPU (CI has none)
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_matches_cpu():
     post = _net(7, 9, m=2, L=2, activation="sigmoid_erf")

@@ -469,6 +469,7 @@ def test_temperature_ladder_is_geometric():
     assert target_rows(x, 2)[:, 0].tolist() == [0.0, 6.0]
 
 
+# CUDA-vs-CPU agreement of the same step: only meaningful on a machine with a GPU (CI has none)
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_samplers_run_on_cuda(dtype):

@@ -20,9 +20,10 @@ from richlazy.theory import rich_accuracy, sd_max_margin_accuracy
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...rendering._sweep_plots import aggregate, plot_heatmap
+from ...rendering._sweep_plots import plot_heatmap
+from ...stats import mean_se
 from ...sweeps import sweep
-from ._common import Z
+from ._common import Z, errorbar
 from ._rich import _band
 
 __all__ = ["boundary_exponent", "crossing_L"]
@@ -73,14 +74,6 @@ def boundary_exponent(ds, Ls, acc, threshold: float = THRESHOLD):
         return math.nan, math.nan, Lst
     b, logc = np.polyfit(np.log(np.asarray(ds, float)[ok]), np.log(Lst[ok]), 1)
     return float(b), float(math.exp(logc)), Lst
-
-
-def _table(rows, metric, keys, xs, ys, where):
-    """(len(xs), len(ys)) array of the replicate mean of ``metric`` at (x, y) for rows matching
-    ``where`` (dict key -> value)."""
-    sel = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
-    agg = aggregate(sel, metric, keys)
-    return np.array([[agg.get((x, y), (math.nan,))[0] for y in ys] for x in xs])
 
 
 def _replicates(rows, where, x_key, xs, y_key, ys):
@@ -149,8 +142,7 @@ def case_phase_diagram(ctx: CaseContext) -> CaseOutcome:
         # (every (L, replicate) is an independent network, so the SE is over all of them)
         slopes = np.einsum("i,ijr->jr", x, rich - rich.mean(0)) / (x**2).sum()
         fits[proto]["rich_slope_per_L"] = slopes.mean(-1).tolist()
-        m = float(slopes.mean())
-        se = float(slopes.std(ddof=1) / math.sqrt(slopes.size))
+        m, se = (float(v) for v in mean_se(slopes.ravel()))
         q.append(compare(
             f"rich: slope of best accuracy per doubling of d, mean over L ({proto} protocol)",
             0.0, m, stderr=max(se, 1e-4), kind="z", tol=Z,
@@ -240,16 +232,15 @@ def case_gamma_vs_L(ctx: CaseContext) -> CaseOutcome:
                 ("γ=1 minus γ=0.1, L=4", a[i1, j4], a[i01, j4], "accuracy grows with richness"),
                 (f"γ=1, L={Ls[-1]} minus L=2", a[i1, -1], a[i1, j2],
                  f"Eq. (3) rises from 3/4 to {float(rich_accuracy(Ls[-1])):.3f}")):
-            diff = hi - lo
+            m, se = mean_se(hi - lo)
             q.append(compare(
-                f"{name}: best-accuracy difference ({proto} protocol, > 0)", 0.0,
-                float(diff.mean()), stderr=float(diff.std(ddof=1) / math.sqrt(diff.size)),
-                kind="gt", tol=Z,
+                f"{name}: best-accuracy difference ({proto} protocol, > 0)", 0.0, m,
+                stderr=se, kind="gt", tol=Z,
                 note=f"Fig. 1c: {why}. Independent networks (different symbols), so the SE is "
                      "of independent differences; one-sided 3-SE test"))
         for L in cfg["eq3_Ls"]:
             j = Ls.index(L)
-            m, se = a[i1, j].mean(), a[i1, j].std(ddof=1) / math.sqrt(a.shape[-1])
+            m, se = mean_se(a[i1, j])
             band = _band(L)
             q.append(compare(
                 f"best accuracy, γ=1, L={L} vs Eq. (3) ({proto} protocol)",
@@ -264,11 +255,10 @@ def case_gamma_vs_L(ctx: CaseContext) -> CaseOutcome:
         i_rich = int(np.argmax(gammas))
         for proto in _PROTOCOLS:
             for j, L in enumerate(Ls):
-                x = acc[proto][i_rich, j]
-                se = x.std(ddof=1) / math.sqrt(x.size)
+                m, se = mean_se(acc[proto][i_rich, j])
                 q.append(compare(
                     f"best accuracy, γ={gammas[i_rich]:.3g}, L={L} vs symmetric max-margin "
-                    f"({proto} protocol)", mm[L].accuracy, float(x.mean()),
+                    f"({proto} protocol)", mm[L].accuracy, m,
                     stderr=math.hypot(se, mm[L].stderr), kind="z", tol=Z,
                     note="infinite-width, long-time limit of the richest networks (derived in "
                          "richlazy, theory/equality/_max_margin_limit.py; MC SE included)"))
@@ -282,9 +272,7 @@ def case_gamma_vs_L(ctx: CaseContext) -> CaseOutcome:
             ax.plot(Lfine, [mm[int(L)].accuracy for L in Lfine], "m-.", lw=1,
                     label="symmetric max-margin")
             for i, lab in enumerate(labels):
-                a = acc[proto][i]
-                ax.errorbar(Ls, a.mean(-1), yerr=a.std(-1, ddof=1) / math.sqrt(a.shape[-1]),
-                            fmt="o-", ms=3, capsize=2, label=lab)
+                errorbar(ax, Ls, acc[proto][i], "o-", label=lab)
             ax.axhline(0.5, color="gray", lw=0.6)
             ax.set_xlabel("# training symbols L")
             ax.set_title(f"{proto} protocol (d={d}, m={cfg['width']})", fontsize=9)
