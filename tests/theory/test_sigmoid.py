@@ -294,7 +294,7 @@ def test_validation_messages():
         solve_sigmoid_general(np.zeros((3, 4)), np.zeros((3, 3)))
     with pytest.raises(ValueError, match="K0 must be symmetric"):
         solve_sigmoid_general(np.array([[1.0, 0.2], [0.0, 1.0]]), np.eye(2))
-    with pytest.raises(ValueError, match="K0 must be positive definite"):
+    with pytest.raises(ValueError, match="K0 must be positive semi-definite"):
         solve_sigmoid_general(-np.eye(3), np.eye(3))
     with pytest.raises(ValueError, match="Y must have P = 3 rows"):
         solve_sigmoid_general(np.eye(3), np.eye(4))

@@ -46,6 +46,38 @@ def _phi_derivs(Z, activation):
     return ph, d1, d2
 
 
+def _ascend_to_maxima(evaluate, starts, tol, maxiter, dedup):
+    """Distinct local maxima of a batched objective by damped Newton ascent from ``starts``
+    (saddle-free Newton where a Hessian is not negative definite). ``evaluate(X, order)``
+    returns (value, _) for order 0 and (value, _, grad, hess, ...) for order 2. Returns
+    (X (n, d), value (n,)) sorted by decreasing value, duplicates removed."""
+    X = np.array(starts, dtype=float, copy=True)
+    active = np.ones(X.shape[0], dtype=bool)
+    for _ in range(maxiter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        Q, _V, grad, hess, *_ = evaluate(X[idx], 2)
+        done = np.max(np.abs(grad), axis=1) < tol
+        active[idx[done]] = False
+        idx, Q, grad, hess = idx[~done], Q[~done], grad[~done], hess[~done]
+        if idx.size == 0:
+            break
+        try:  # all Hessians negative definite: plain Newton via Cholesky
+            Lc = np.linalg.cholesky(-hess)
+            step = np.linalg.solve(np.swapaxes(Lc, 1, 2),
+                                   np.linalg.solve(Lc, grad[:, :, None]))[:, :, 0]
+        except np.linalg.LinAlgError:  # saddle-free Newton: an ascent direction
+            step = _saddle_free_step(hess, grad)
+        nrm = np.max(np.abs(step), axis=1)
+        alpha = np.minimum(1.0, 2.0 / np.maximum(nrm, 1e-300))
+        alpha = _backtrack(lambda Xt: evaluate(Xt, 0)[0], X[idx], step, alpha, Q, 1e-13, 40)
+        X[idx] = X[idx] + alpha[:, None] * step
+    Q, _V, grad, hess, *_ = evaluate(X, 2)
+    keep = _keep_maxima(X, Q, grad, hess, tol, dedup, relative=True)
+    return X[keep], Q[keep]
+
+
 class _GeneralNeuron:
     """Fluctuation-free single-neuron problem on general inputs (notes §4.4) [RECON].
 
@@ -82,32 +114,9 @@ class _GeneralNeuron:
     def local_maxima(self, t, starts, *, tol=1e-11, maxiter=200, dedup=1e-6):
         """Distinct local maxima of Q_t by damped Newton ascent (saddle-free where a Hessian is
         not negative definite). Returns (Z (n, P), G = Q/P (n,)) sorted by decreasing G."""
-        Z = np.array(starts, dtype=float, copy=True)
-        active = np.ones(Z.shape[0], dtype=bool)
-        for _ in range(maxiter):
-            idx = np.flatnonzero(active)
-            if idx.size == 0:
-                break
-            Q, V, grad, hess, *_ = self.evaluate(Z[idx], t)
-            done = np.max(np.abs(grad), axis=1) < tol
-            active[idx[done]] = False
-            idx, Q, grad, hess = idx[~done], Q[~done], grad[~done], hess[~done]
-            if idx.size == 0:
-                break
-            try:  # all Hessians negative definite: plain Newton via Cholesky
-                Lc = np.linalg.cholesky(-hess)
-                step = np.linalg.solve(np.swapaxes(Lc, 1, 2),
-                                       np.linalg.solve(Lc, grad[:, :, None]))[:, :, 0]
-            except np.linalg.LinAlgError:  # saddle-free Newton: an ascent direction
-                step = _saddle_free_step(hess, grad)
-            nrm = np.max(np.abs(step), axis=1)
-            alpha = np.minimum(1.0, 2.0 / np.maximum(nrm, 1e-300))
-            alpha = _backtrack(lambda X: self.evaluate(X, t, order=0)[0], Z[idx], step, alpha, Q,
-                               1e-13, 40)
-            Z[idx] = Z[idx] + alpha[:, None] * step
-        Q, V, grad, hess, *_ = self.evaluate(Z, t)
-        keep = _keep_maxima(Z, Q, grad, hess, tol, dedup, relative=True)
-        return Z[keep], Q[keep] / self.P
+        Z, Q = _ascend_to_maxima(lambda X, order=2: self.evaluate(X, t, order), starts, tol,
+                                 maxiter, dedup)
+        return Z, Q / self.P
 
     def a_hessian(self, Z, t):
         """grad_a^2 G at the codes: -I + t^T D (K0^{-1} - diag(h phi''))^{-1} D t / P (m x m)."""

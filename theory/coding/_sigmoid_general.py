@@ -24,6 +24,7 @@ from ..checks import as_float_matrix, as_rng, check_int, check_pos_float, check_
 from ..kernels._gauss import gaussian_pair_expectation
 from ..kernels._nngp import mean_activation
 from ..kernels._tilted import _check_tilted_activation
+from ._bundle import _solve_general_bundle
 from ._general_core import (
     _general_exact_system,
     _GeneralNeuron,
@@ -58,6 +59,13 @@ class SigmoidGeneralSolution(SolverStatus):
     residuals : dict       "stationarity", "degeneracy", "normalisation", "output" (max-abs).
     global_gap, other_maxima (k, P), other_g : as in :class:`SigmoidToySolution` (in z).
     weight_null_space : (n, k)  non-uniqueness of the weights (k = 0: unique).
+    duality_gap : float    certificate ``upper - lower`` of the convex outer problem
+                           ``f(t) = max Q_t - tr(t^T Y)`` (NaN when not converged).
+    f_bounds : (lower, upper)  ``f* in [lower, upper]``; upper = f at the returned t (global
+                           search), lower = minus the cost ``E[z^T K0^+ z/2 + P|a|^2/2]`` of a
+                           feasible code measure (weak duality): the codes themselves for the
+                           exact strategies, the restricted problem over the atoms found for
+                           "bundle".
     K0 (P, P), Y (P, m), activation, threshold : the problem (inputs as columns of X,
                            K0 = X^T X / N0; one row of Y per training input).
     """
@@ -78,6 +86,8 @@ class SigmoidGeneralSolution(SolverStatus):
     Y: np.ndarray
     activation: str
     threshold: float
+    duality_gap: float = float("nan")
+    f_bounds: tuple = (float("nan"), float("nan"))
 
     @property
     def n_codes(self) -> int:
@@ -108,7 +118,9 @@ class SigmoidGeneralSolution(SolverStatus):
     def _conditional(self, name, k0, k_diag, diag_name, keep_variance):
         P = self.K0.shape[0]
         k0 = _check_k0(name, k0, P)
-        R = np.linalg.solve(self.K0, k0)  # K0^{-1} k0, (P, Q)
+        # K0^{-1} k0 (P, Q); on the range of K0 (pseudo-inverse) when K0 is singular, where
+        # the codes z_gamma and, for inputs, k0 lie
+        R = np.linalg.lstsq(self.K0, k0, rcond=1e-10)[0]
         means = self.z_gamma @ R  # (n, Q)
         if keep_variance:
             kd = _check_test_diag(diag_name, k_diag, k0.shape[1],
@@ -192,6 +204,8 @@ def solve_sigmoid_general(
     strategy: str = "auto",
     n_steps: int = 10,
     seed=0,
+    rtol: float = 1e-11,
+    maxiter: int = 2000,
     atol: float | None = None,
     throw: bool = False,
     progress=False,
@@ -210,7 +224,9 @@ def solve_sigmoid_general(
 
     Parameters
     ----------
-    K0 : (P, P)      input kernel X^T X / N0 (inputs as columns of X; symmetric positive definite).
+    K0 : (P, P)      input kernel X^T X / N0 (inputs as columns of X; symmetric positive
+                     semi-definite; a singular K0, e.g. more images than independent pixel
+                     directions, is solved on its range by the bundle strategy).
     Y : (P, m)       targets, one row per training input, m = number of outputs; the class of
                      input mu (for the start patterns) is argmax_r Y[mu, r].
     activation       "sigmoid_erf" (paper) or "erf".
@@ -219,7 +235,15 @@ def solve_sigmoid_general(
                      target of its class), correcting the exact equations with Newton at each of
                      >= ``n_steps`` steps, dropping codes whose weight reaches 0 and adding maxima
                      that overtake; "anneal": smoothing + L-BFGS from ``t0`` (default
-                     ``2 (Y - mean Y)``); "auto": continuation when possible, else anneal.
+                     ``2 (Y - mean Y)``); "bundle": proximal bundle method on the convex
+                     outer problem with exact quadratic cuts (see ``rtol``, ``maxiter``),
+                     certified by a duality gap (``duality_gap``, ``f_bounds``); K0 enters
+                     through its range, and codes need not be class-structured; "auto":
+                     continuation when possible, else (or when it fails) bundle.
+    rtol, maxiter    strategy "bundle": stop when the predicted decrease of the bundle model is
+                     below ``rtol (1 + |f|)``, after at most ``maxiter`` iterations. The result
+                     is converged when the relative duality gap is <= 1e-5 and the output
+                     constraint holds to 1e-4 (both reported in ``message``).
     t0 : (P, m)      start of the annealing strategy.
     anneal, n_random, seed, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is the
                      deprecated spelling of ``atol``).
@@ -227,7 +251,12 @@ def solve_sigmoid_general(
                      lambda, smoothing stage and objective) or a callable receiving each message.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
-    K0, _ = _check_gram(K0)
+    K0, _ = _check_gram(K0, cholesky=False)
+    lam = np.linalg.eigvalsh(K0)
+    if lam[0] < -1e-10 * max(lam[-1], 1e-300) or lam[-1] <= 0:
+        raise ValueError(f"K0 must be positive semi-definite and nonzero, got smallest "
+                         f"eigenvalue {lam[0]:.3g}")
+    singular = lam[0] <= 1e-10 * lam[-1]
     P = K0.shape[0]
     Y = _check_targets(Y, P)
     m = Y.shape[1]
@@ -239,12 +268,23 @@ def solve_sigmoid_general(
     t0 = _check_start("t0", t0, (P, m))
     betas = _check_anneal(anneal)
     n_random = check_int("n_random", n_random, minimum=0)
-    if strategy not in ("auto", "continuation", "anneal"):
-        raise ValueError(f"strategy must be 'auto', 'continuation' or 'anneal', got {strategy!r}")
+    if strategy not in ("auto", "continuation", "anneal", "bundle"):
+        raise ValueError("strategy must be 'auto', 'continuation', 'anneal' or 'bundle', got "
+                         f"{strategy!r}")
+    rtol = check_pos_float("rtol", rtol)
+    maxiter = check_int("maxiter", maxiter, minimum=1)
     n_steps = check_int("n_steps", n_steps, minimum=1)
     tol = check_pos_float("atol", atol)
     rng = as_rng(seed)
     report = as_progress(progress, "solve_sigmoid_general")
+    if singular and strategy not in ("auto", "bundle"):
+        raise ValueError(f"K0 is singular (rank {np.sum(lam > 1e-10 * lam[-1])} of {P}): "
+                         f"strategy={strategy!r} needs a positive-definite K0; use "
+                         "strategy='bundle' or 'auto', which solve on the range of K0")
+    if strategy == "bundle" or (strategy == "auto" and (singular or (
+            t0 is None and _class_structure(Y) is None))):
+        return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
+                                report, throw)
     neuron = _GeneralNeuron(K0, activation)
     structure = _class_structure(Y) if (t0 is None and strategy != "anneal") else None
     if strategy == "continuation" and structure is None:
@@ -259,9 +299,11 @@ def solve_sigmoid_general(
             out["nit"] += cont["nit"]
             out["message"] = "continuation from the orthonormal toy: " + out["message"]
         failed = cont if out is None else out
-        if not failed["converged"]:
-            report(f"continuation failed ({failed['message']}); annealed smoothing next",
+        if not failed["converged"] and strategy == "auto":
+            report(f"continuation failed ({failed['message']}); proximal bundle next",
                    force=True)
+            return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
+                                    report, throw)
     if out is None or not out["converged"]:
         if t0 is None:
             t0 = 2.0 * (Y - Y.mean())
@@ -286,6 +328,11 @@ def solve_sigmoid_general(
     res = _residual_parts(F, n, P)
     resid = max(res.values())
     ph = _phi_derivs(Z, activation)[0]
+    # certificate as for the bundle: upper = f(t) = P G* - tr(t^T Y); lower = minus the cost
+    # sum_g P_g (z_g^T K0^{-1} z_g / 2 + P |a_g|^2 / 2) of the code measure (weak duality)
+    upper = float(P * out["G"] - np.sum(t * Y))
+    lower = float(-np.sum(Pg * (0.5 * np.sum(Z * np.linalg.solve(K0, Z.T).T, axis=1)
+                                + 0.5 * P * np.sum(out["A"] ** 2, axis=1))))
     ok = resid < max(tol, 1e-8) * 10
     sol = SigmoidGeneralSolution(
         converged=bool(ok), status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE,
@@ -293,7 +340,42 @@ def solve_sigmoid_general(
         residual=resid, t=t, P_gamma=Pg, a_gamma=out["A"], z_gamma=Z, mean_activations=ph,
         codes=ph > threshold, g_value=float(out["G"]), residuals=res, global_gap=out["gap"],
         other_maxima=out["other"], other_g=out["other_G"], weight_null_space=out["null"], K0=K0,
-        Y=Y, activation=activation, threshold=threshold)
+        Y=Y, activation=activation, threshold=threshold, duality_gap=upper - lower,
+        f_bounds=(lower, upper))
+    report(sol.message, force=True)
+    raise_if_failed(sol, throw)
+    return sol
+
+
+_GAP_RTOL = 1e-5  # bundle: converged iff duality gap <= _GAP_RTOL (1 + |f|) ...
+_OUTPUT_ATOL = 1e-4  # ... and the output constraint holds to this max-abs residual
+
+
+def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter, report, throw):
+    """Strategy "bundle" (:mod:`._bundle`) wrapped as a :class:`SigmoidGeneralSolution`."""
+    out = _solve_general_bundle(K0, Y, activation, rng, max(n_random, 20), rtol, maxiter,
+                                report if report.enabled else None)
+    P, m = Y.shape
+    rel_gap = out["gap"] / (1.0 + abs(out["upper"]))
+    ok = bool(out["converged"] and rel_gap <= _GAP_RTOL and out["Pg"].size > 0
+              and out["output_residual"] <= _OUTPUT_ATOL)
+    msg = out["message"]
+    if out["converged"] and not ok:
+        msg += (f"; relative duality gap {rel_gap:.1e} (needs <= {_GAP_RTOL:g}) or output "
+                f"residual above {_OUTPUT_ATOL:g}: raise maxiter or lower rtol")
+    Z = out["Z"]
+    ph = _phi_derivs(Z, activation)[0]
+    res = {"stationarity": 0.0, "degeneracy": out["spread"] / P,
+           "normalisation": out["normalisation_residual"], "output": out["output_residual"]}
+    sol = SigmoidGeneralSolution(
+        converged=ok, status=Status.SUCCESS if ok else Status.MAX_ITERATIONS, message=msg,
+        nit=int(out["nit"]), residual=max(res.values()), t=out["t"], P_gamma=out["Pg"],
+        a_gamma=out["A"], z_gamma=Z, mean_activations=ph, codes=ph > threshold,
+        g_value=float(out["G"]), residuals=res, global_gap=float("nan"),
+        other_maxima=out["other"], other_g=out["other_G"],
+        weight_null_space=np.zeros((Z.shape[0], 0)), K0=K0, Y=Y, activation=activation,
+        threshold=threshold, duality_gap=float(out["gap"]),
+        f_bounds=(float(out["lower"]), float(out["upper"])))
     report(sol.message, force=True)
     raise_if_failed(sol, throw)
     return sol

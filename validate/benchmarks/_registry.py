@@ -25,6 +25,7 @@ BENCH_MODULES = (
     "richlazy.validate.benchmarks._richness",
     "richlazy.validate.benchmarks._ldt",
     "richlazy.validate.benchmarks._equality",
+    "richlazy.validate.benchmarks._sigmoid_data",
 )
 
 

@@ -1,0 +1,81 @@
+"""The proximal bundle strategy of solve_sigmoid_general (notes §4.4): the exact solution on the
+orthonormal toy, a certified duality gap, and a singular K0 solved on its range."""
+
+import numpy as np
+import pytest
+from richlazy.theory import solve_sigmoid_general, toy_class_targets
+
+
+def _merged(a_gamma, P_gamma):
+    """Distinct readouts (rounded to 1e-3, sorted) and their summed weights."""
+    keys, inv = np.unique(np.round(a_gamma, 3), axis=0, return_inverse=True)
+    return keys, np.bincount(inv.ravel(), weights=P_gamma)
+
+
+def test_bundle_recovers_the_exact_toy_solution():
+    """On orthonormal toy inputs the bundle's value, weights of the distinct codes and
+    predictor equal the exact (continuation / class-reduced) solution."""
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    exact = solve_sigmoid_general(np.eye(P), Y, strategy="continuation")
+    bun = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", seed=1)
+    assert exact.converged and bun.converged, (exact.message, bun.message)
+    lower, upper = bun.f_bounds
+    f_exact = exact.g_value * P - np.sum(exact.t * Y)  # f(t*) = max Q_t - tr(t^T Y)
+    assert lower - 1e-9 * abs(f_exact) <= f_exact <= upper + 1e-9 * abs(f_exact)
+    assert 0 <= bun.duality_gap <= 1e-5 * (1 + abs(upper))
+    # the exact strategy's own certificate: its codes are a feasible measure of cost -f(t*)
+    assert abs(exact.duality_gap) <= 1e-9 * (1 + abs(f_exact))
+    np.testing.assert_allclose(bun.mean_output(), Y, atol=1e-4)
+    # same codes and weights (the bundle may split a code over near-identical atoms: merge)
+    a_e, p_e = _merged(exact.a_gamma, exact.P_gamma)
+    a_b, p_b = _merged(bun.a_gamma, bun.P_gamma)
+    np.testing.assert_allclose(a_b, a_e, atol=2e-3)
+    np.testing.assert_allclose(p_b, p_e, atol=1e-3)
+    # test predictor on random test inputs
+    rng = np.random.default_rng(0)
+    k0 = rng.standard_normal((P, 7)) / 4
+    kd = np.sum(k0**2, axis=0) + 0.5
+    np.testing.assert_allclose(bun.predict(k0, kd), exact.predict(k0, kd), atol=1e-3)
+
+
+def test_bundle_solves_a_singular_K0_on_its_range():
+    """K0 of rank 6 < P = 12 (more inputs than input directions): the bundle converges with a
+    duality-gap certificate; the codes lie in range(K0); the predictor on the training inputs
+    (s^2 = 0) returns the targets."""
+    rng = np.random.default_rng(3)
+    P, N0 = 12, 6
+    lab = np.arange(P) % 3
+    X = rng.standard_normal((N0, P)) + 1.5 * np.eye(N0, 3)[:, lab]
+    K0 = X.T @ X / N0
+    assert np.linalg.matrix_rank(K0) == N0
+    Y = toy_class_targets(3, y_minus=-0.5)[lab]
+    with pytest.raises(ValueError, match="singular.*strategy='bundle'"):
+        solve_sigmoid_general(K0, Y, strategy="anneal")
+    s = solve_sigmoid_general(K0, Y, seed=2)
+    assert s.converged, s.message
+    assert s.duality_gap <= 1e-5 * (1 + abs(s.f_bounds[1]))
+    np.testing.assert_allclose(s.mean_output(), Y, atol=1e-4)
+    # z_gamma in range(K0): orthogonal to the null space
+    lam, V = np.linalg.eigh(K0)
+    null = V[:, lam < 1e-10 * lam[-1]]
+    assert np.max(np.abs(s.z_gamma @ null)) < 1e-8
+    np.testing.assert_allclose(s.predict(K0, np.diag(K0)), Y, atol=1e-4)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(rtol=0.0), "rtol"), (dict(maxiter=0), "maxiter"),
+                                       (dict(strategy="cutting"), "strategy")])
+def test_bundle_options_are_checked(kw, match):
+    with pytest.raises(ValueError, match=match):
+        solve_sigmoid_general(np.eye(3), np.eye(3), **kw)
+
+
+def test_bundle_reports_an_exhausted_budget():
+    """maxiter too small: converged False, status MAX_ITERATIONS, a message naming maxiter."""
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    s = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", maxiter=3)
+    assert not s.converged and s.status.name == "MAX_ITERATIONS"
+    assert "maxiter" in s.message

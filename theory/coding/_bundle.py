@@ -1,0 +1,298 @@
+"""Proximal bundle method for the fluctuation-free sigmoid problem on general data (seed 000,
+notes §4.4 [RECON]), with a duality-gap certificate.
+
+The outer problem is the convex minimisation over t (P x m) of
+
+    f(t) = max_u Q_t(u) - tr(t^T Y),   Q_t(u) = |t^T phi(B u)|^2 / (2P) - |u|^2 / 2,
+
+where ``K0 = B B^T`` on the range of K0 (B is P x r, r = rank K0) and z = B u are the
+preactivations on the training inputs; a singular K0 is solved on its range instead of being
+rejected. Its dual is the problem over probability measures (codes) on u: minimise
+``E[|u|^2/2 + P |a|^2/2]`` subject to ``E[phi(B u) a^T] = Y``.
+
+Each bundle cut is an exact piece ``q_k(t) = |t^T phi_k|^2/(2P) - |u_k|^2/2`` (a local maximum
+u_k found by the oracle), so the model is the restricted problem over the atoms found so far.
+Its proximal step is solved in the dual, over the simplex of atom weights w, by log-barrier
+Newton: ``max_w -1/2 tr(R^T (Phi W Phi^T/P + I/tau)^{-1} R) - w.c`` with ``R = Y + t_c/tau``.
+
+Certificate (see :func:`_solve_general_bundle`): an upper bound ``f(t_c)`` from the global search
+at the final centre and a lower bound from the restricted problem over all atoms (any restricted
+model lies below f), so ``f* in [lower, upper]``; plus the output residual of the code weights.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+from scipy import linalg, optimize
+
+from ._general_core import _ascend_to_maxima, _class_patterns, _phi_derivs
+
+__all__: list[str] = []
+
+_MAX_RESTARTS = 5  # bundle restarts after the final global search found a missed maximum
+_ARCHIVE = 300  # replaced cuts kept for the final lower bound
+_PERTURB = (1e-3, 1e-2)  # relative sizes of the centre perturbations for the lower bound
+_N_PERTURB = 4  # perturbations per size
+
+
+class _RangeNeuron:
+    """Q_t in whitened coordinates on the range of K0: z = B u, K0 = B B^T (B: P x r)."""
+
+    def __init__(self, K0, activation, rank_rtol=1e-10):
+        lam, V = np.linalg.eigh(K0)
+        keep = lam > rank_rtol * lam[-1]
+        self.B = V[:, keep] * np.sqrt(lam[keep])
+        self.P, self.r = self.B.shape
+        self.activation = activation
+
+    def evaluate(self, U, t, order=2):
+        P, B = self.P, self.B
+        ph, d1, d2 = _phi_derivs(U @ B.T, self.activation)
+        V = ph @ t  # (k, m): t^T phi
+        Q = np.sum(V * V, axis=1) / (2 * P) - 0.5 * np.sum(U * U, axis=1)
+        if order == 0:
+            return Q, V
+        TV = V @ t.T  # (k, P)
+        grad = (d1 * TV / P) @ B - U
+        DtB = np.einsum("kpm,pr->kmr", d1[:, :, None] * t[None], B)
+        hess = np.einsum("kmr,kms->krs", DtB, DtB) / P
+        hess += np.einsum("pr,kp,ps->krs", B, d2 * TV / P, B)
+        idx = np.arange(self.r)
+        hess[:, idx, idx] -= 1.0
+        return Q, V, grad, hess, ph, d1, d2
+
+    def local_maxima(self, t, starts, *, tol=1e-10, maxiter=200, dedup=1e-6):
+        """Distinct local maxima (U (n, r), Q (n,)) of Q_t, sorted by decreasing Q."""
+        return _ascend_to_maxima(lambda X, order=2: self.evaluate(X, t, order), starts, tol,
+                                 maxiter, dedup)
+
+    def to_u(self, Z):
+        """Whitened coordinates of preactivation rows Z (k, P) (ridge least squares)."""
+        B = self.B
+        return np.linalg.solve(B.T @ B + np.eye(self.r), B.T @ Z.T).T
+
+
+def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, mu_end=1e-13, max_newton=50):
+    """Proximal bundle step in the dual over atom weights w in the simplex (log-barrier
+    Newton). Phi (P, K) holds phi(z_k) as columns, c (K,) = |u_k|^2/2. Returns (w, t)."""
+    P, K = Phi.shape
+    R = Y + t_c / tau
+    eye = np.eye(P) / tau
+
+    def evaluate(w, hess=True):
+        cf = linalg.cho_factor((Phi * w) @ Phi.T / P + eye)
+        t = linalg.cho_solve(cf, R)
+        v = Phi.T @ t
+        h = -0.5 * np.sum(R * t) - w @ c
+        g = np.sum(v * v, axis=1) / (2 * P) - c
+        if not hess:
+            return h, g, t
+        H = -(Phi.T @ linalg.cho_solve(cf, Phi)) * (v @ v.T) / P**2
+        return h, g, t, H
+
+    w0 = np.clip(w0, 0.0, None)
+    w = 0.5 * w0 / max(w0.sum(), 1e-300) + 0.5 / K
+    h, g, t, H = evaluate(w)
+    mu = 1e-2 * (1.0 + np.max(np.abs(g)))
+    kkt = np.zeros((K + 1, K + 1))
+    kkt[:K, K] = kkt[K, :K] = 1.0
+    rhs = np.zeros(K + 1)
+    while True:
+        for _ in range(max_newton):
+            gb = g + mu / w
+            kkt[:K, :K] = H - np.diag(mu / w**2)
+            rhs[:K] = -gb
+            d = np.linalg.solve(kkt, rhs)[:K]
+            dec = gb @ d
+            if dec < 1e-14 * (1.0 + abs(h)):
+                break
+            neg = d < 0
+            a = min(1.0, 0.99 * np.min(-w[neg] / d[neg])) if np.any(neg) else 1.0
+            fb = h + mu * np.sum(np.log(w))
+            while True:
+                wn = w + a * d
+                hn = evaluate(wn, hess=False)[0]
+                if hn + mu * np.sum(np.log(wn)) >= fb + 1e-4 * a * dec or a < 1e-14:
+                    break
+                a *= 0.5
+            w = wn / wn.sum()
+            h, g, t, H = evaluate(w)
+        if mu <= mu_end:
+            return w, t
+        mu = max(mu * 0.03, mu_end)
+
+
+def _restricted_dual(Phi, c, Y, w):
+    """Dual value ``h(w) = -1/2 tr(Y^T A^+ Y) - w.c``, ``A = Phi W Phi^T / P``, of the
+    restricted problem ``min_t max_k q_k(t) - tr(t^T Y)`` over the atoms in Phi: a lower bound
+    on its minimum, hence (the restricted objective lies below f) on min f. -inf unless Y lies
+    in the range of A (to 1e-8 relative; class-structured codes span only the class
+    directions, which is enough when the targets are class-structured too)."""
+    P = Phi.shape[0]
+    lam, V = np.linalg.eigh((Phi * w) @ Phi.T / P)
+    keep = lam > 1e-10 * lam[-1]
+    VY = V[:, keep].T @ Y
+    if np.linalg.norm(Y - V[:, keep] @ VY) > 1e-8 * np.linalg.norm(Y):
+        return -np.inf
+    return float(-0.5 * np.sum(VY * VY / lam[keep][:, None]) - w @ c)
+
+
+class _Oracle:
+    """Global search for the maxima of Q_t: Newton ascent from the known atoms, the class
+    patterns and ``n_random`` random sign patterns and Gaussian points (a multi-start search,
+    not an exhaustive one)."""
+
+    def __init__(self, neuron, Y, n_random, rng):
+        self.neuron, self.n_random, self.rng = neuron, n_random, rng
+        self.patterns = neuron.to_u(1.5 * (2.0 * _class_patterns(Y) - 1.0))
+
+    def __call__(self, t, warm, n_random=None):
+        k = self.n_random if n_random is None else n_random
+        nr, P = self.neuron, self.neuron.P
+        starts = [self.patterns,
+                  nr.to_u(1.5 * (2.0 * self.rng.integers(0, 2, (k, P)) - 1.0)),
+                  self.rng.standard_normal((k, nr.r))]
+        if warm is not None and len(warm):
+            starts.insert(0, warm)
+        return nr.local_maxima(t, np.vstack(starts))
+
+
+def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
+    """Proximal bundle iterations from centre t_c with the cuts ``atoms``; returns (t_c, f_c,
+    atoms, w, nit, converged, the last replaced atoms)."""
+    P = neuron.P
+    U, Q = oracle(t_c, atoms)
+    f_c = Q[0] - np.sum(t_c * Y)
+    atoms = U.copy() if atoms is None else np.vstack([atoms, U])
+    age = np.zeros(len(atoms))
+    w = np.full(len(atoms), 1.0 / len(atoms))
+    archive = collections.deque(maxlen=_ARCHIVE)
+    for it in range(maxiter):
+        Phi = _phi_derivs(atoms @ neuron.B.T, neuron.activation)[0].T
+        c = 0.5 * np.sum(atoms * atoms, axis=1)
+        w, t_new = _simplex_subproblem(Phi, c, Y, t_c, tau, w)
+        v = Phi.T @ t_new
+        model = np.max(np.sum(v * v, axis=1) / (2 * P) - c) - np.sum(t_new * Y)
+        delta = f_c - (model + np.sum((t_new - t_c) ** 2) / (2 * tau))
+        if report is not None:
+            report(f"bundle iteration {it}: f = {f_c:.12g}, predicted decrease {delta:.2e}, "
+                   f"{len(atoms)} atoms")
+        if delta < rtol * (1.0 + abs(f_c)):
+            return t_c, f_c, atoms, w, it + 1, True, list(archive)
+        U, Q = oracle(t_new, atoms[w > 1e-7])
+        f_new = Q[0] - np.sum(t_new * Y)
+        serious = f_c - f_new >= 0.1 * (f_c - model)
+        age = np.where(w > 1e-7, 0, age + 1)
+        keep = age < 4
+        atoms, age, w = atoms[keep], age[keep], w[keep]
+        n_keep = max(20, 2 * int(np.sum(w > 1e-7)))
+        atoms, age, w, replaced = _merge_cuts(atoms, age, w, U[:n_keep], Q[:n_keep], t_new,
+                                              neuron)
+        archive.extend(replaced)
+        if serious:
+            t_c, f_c = t_new, f_new
+            tau = min(2.0 * tau, 1e4)
+        else:
+            tau = max(0.5 * tau, 1e-3)
+    return t_c, f_c, atoms, w, maxiter, False, list(archive)
+
+
+def _merge_cuts(atoms, age, w, U, Q, t, neuron, dedup=1e-9):
+    """Add the oracle's maxima U as cuts. A maximum that is the continuation of an atom (the
+    nearest atom within 5 % of |u|) replaces it when its piece is higher at t: the cut moves
+    with the maximum instead of piling up near-copies (which made the subproblem size grow
+    without bound on real data). Returns (atoms, age, w, the replaced atoms)."""
+    q_atoms = neuron.evaluate(atoms, t, order=0)[0] if len(atoms) else np.zeros(0)
+    new, replaced = [], []
+    for u, q in zip(U, Q, strict=True):
+        dist = np.max(np.abs(atoms - u), axis=1)
+        j = int(np.argmin(dist))
+        if dist[j] <= dedup:
+            continue
+        if dist[j] <= 0.05 * (1.0 + np.max(np.abs(u))) and q > q_atoms[j]:
+            replaced.append(atoms[j].copy())
+            atoms[j], q_atoms[j], age[j] = u, q, 0
+        else:
+            new.append(u)
+    if new:
+        atoms = np.vstack([atoms, new])
+        age = np.concatenate([age, np.zeros(len(new))])
+        w = np.concatenate([w, np.zeros(len(new))])
+    return atoms, age, w, replaced
+
+
+def _codes_at(neuron, Y, t, atoms, w, wmin):
+    """Codes at the centre t: the atoms carrying weight, moved to their local maxima of Q_t and
+    merged; weights from the output constraint ``sum_g P_g phi_g a_g^T = Y`` with
+    ``a_g = t^T phi_g / P`` (non-negative least squares with sum 1). Returns
+    (U, P_gamma, Q, output residual)."""
+    P, m = Y.shape
+    sel = w > wmin
+    U, Q = neuron.local_maxima(t, atoms[sel])
+    ph = _phi_derivs(U @ neuron.B.T, neuron.activation)[0]
+    A = ph @ t / P
+    cols = np.einsum("gp,gr->prg", ph, A).reshape(P * m, -1)
+    scale = 1e3 * (1.0 + np.max(np.abs(Y)))
+    M = np.vstack([cols, scale * np.ones((1, cols.shape[1]))])
+    b = np.concatenate([Y.ravel(), [scale]])
+    Pg = optimize.nnls(M, b, maxiter=50 * M.shape[1])[0]
+    keep = Pg > 0
+    U, Q, Pg = U[keep], Q[keep], Pg[keep]
+    out = np.einsum("g,gp,gr->pr", Pg, ph[keep], A[keep])
+    return U, Pg, Q, float(np.max(np.abs(out - Y))), abs(Pg.sum() - 1.0)
+
+
+def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):
+    """Bundle solve with certificate. Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
+    bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower,
+    output residual, degeneracy spread, the other maxima, nit, converged, message."""
+    neuron = _RangeNeuron(K0, activation)
+    oracle = _Oracle(neuron, Y, n_random, rng)
+    P, m = Y.shape
+    t_c, atoms, nit = 2.0 * (Y - Y.mean()), None, 0
+    for _restart in range(_MAX_RESTARTS + 1):
+        t_c, f_c, atoms, w, k, done, archive = _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter - nit,
+                                                   rtol, report, tau=1.0 if nit == 0 else 1e2)
+        nit += k
+        # final global search at the centre with five times the random starts; a maximum the
+        # iterations missed restarts the bundle with it as a cut
+        U_all, Q_all = oracle(t_c, atoms[w > 1e-9], n_random=5 * n_random)
+        upper = Q_all[0] - np.sum(t_c * Y)
+        if not done or upper - f_c <= rtol * (1.0 + abs(f_c)) or nit >= maxiter:
+            break
+        if report is not None:
+            report(f"final search found a higher maximum (f {f_c:.12g} -> {upper:.12g}): "
+                   "bundle restarted with it")
+        atoms = np.vstack([atoms, U_all])
+    U, Pg, Q, out_res, norm_res = _codes_at(neuron, Y, t_c, atoms, w, 1e-9)
+    # lower bound: the restricted problem (tau -> inf) over all atoms, the final maxima and the
+    # codes' continuations at perturbed centres t_c + d: mixtures of these nearby atoms
+    # approximate the optimal code positions to second order in |d|
+    cand = [atoms, U_all] + ([np.array(archive)] if archive else [])
+    scale = np.sqrt(np.mean(t_c**2))
+    for eps in _PERTURB:
+        for _ in range(_N_PERTURB):
+            d = eps * scale * oracle.rng.standard_normal(t_c.shape)
+            cand.append(neuron.local_maxima(t_c + d, U)[0])
+    cand = np.vstack(cand)
+    Phi = _phi_derivs(cand @ neuron.B.T, activation)[0].T
+    c = 0.5 * np.sum(cand * cand, axis=1)
+    w_r, _t_r = _simplex_subproblem(Phi, c, Y, t_c, 1e12,
+                                   np.concatenate([w, np.zeros(len(cand) - len(w))]))
+    lower = _restricted_dual(Phi, c, Y, w_r)
+    gap = upper - lower
+    spread = float(Q_all[0] - Q.min()) if Q.size else float("inf")
+    far = np.array([np.min(np.max(np.abs(U - u), axis=1)) > 1e-6 for u in U_all]) \
+        if U.size else np.ones(len(U_all), bool)
+    Z = U @ neuron.B.T
+    ph = _phi_derivs(Z, activation)[0]
+    msg = (f"proximal bundle: {nit} iterations, f in [{lower:.12g}, {upper:.12g}] (duality gap "
+           f"{gap:.2e}), {len(Pg)} codes, output residual {out_res:.1e}, tie spread {spread:.1e}")
+    if not done:
+        msg += f"; the bundle did not reach rtol={rtol:g} within maxiter={maxiter}: raise maxiter"
+    return dict(converged=done, t=t_c, Z=Z, U=U, Pg=Pg, A=ph @ t_c / P, G=Q_all[0] / P,
+                upper=upper, lower=lower, gap=gap, output_residual=out_res,
+                normalisation_residual=norm_res, spread=spread, other=U_all[far] @ neuron.B.T,
+                other_G=Q_all[far] / P, nit=nit, message=msg, B=neuron.B)
