@@ -16,7 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FILES = ["README.md", "docs/quickstart.md", "docs/ldt.md", "docs/richness.md",
-         "docs/distributed.md"]
+         "docs/distributed.md", "docs/coding_sigmoid.md"]
 
 PRELUDES = {
     # the reader's model: a small MLP whose final nn.Linear is ``fc``, and a data loader
@@ -68,6 +68,8 @@ def test_python_example_runs(name, code, tmp_path):
     assert r.returncode == 0, f"{name} example failed:\n{code}\n--- stderr ---\n{r.stderr[-3000:]}"
     if name == "README.md":
         assert "True" in r.stdout  # the printed ``sol.converged``
+    if name == "docs/coding_sigmoid.md":
+        assert r.stdout.startswith("True ")  # sol.converged of the own-data example
     if name == "docs/distributed.md":
         assert r.stdout.startswith("True 12 ")  # res.ok and the 2 x 2 x 3 rows
     if name == "docs/quickstart.md":

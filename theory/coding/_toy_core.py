@@ -109,6 +109,9 @@ class _ToyNeuron:
         Returns (A (n, m), g (n,), hess (n, m, m)) sorted by decreasing g. Points whose Hessian
         is not negative definite (saddles, unconverged) are dropped.
         """
+        # Not _general_core._ascend_to_maxima: the m-dimensional toy always takes the
+        # saddle-free step with an L2 trust radius of 1 and absolute de-duplication, the
+        # settings its validated tables were computed with.
         A = np.array(starts, dtype=float, copy=True)
         active = np.ones(A.shape[0], dtype=bool)
         for _ in range(maxiter):
