@@ -230,8 +230,9 @@ def load_image_classification(
         (img_tr, lab_tr), (img_te, lab_te), used_root = _load_fashion(root)
         tr = _draw(lab_tr, classes, _balanced_counts(n_train, k), rng)
         te = _draw(lab_te, classes, _balanced_counts(n_test, k), rng)
-        Xtr = img_tr[tr].reshape(tr.size, -1) / 255.0
-        Xte = img_te[te].reshape(te.size, -1) / 255.0
+        n_pix = int(np.prod(img_tr.shape[1:]))  # explicit: reshape(0, -1) fails for n_test = 0
+        Xtr = img_tr[tr].reshape(tr.size, n_pix) / 255.0
+        Xte = img_te[te].reshape(te.size, n_pix) / 255.0
         ytr, yte = lab_tr[tr], lab_te[te]
         shape = tuple(img_tr.shape[1:])
     Xtr = np.asarray(Xtr, dtype=np.float64)

@@ -94,6 +94,8 @@ def test_fashion_loader_reads_custom_root_and_env(tmp_path, monkeypatch):
     monkeypatch.setenv(FASHION_MNIST_ENV, str(tmp_path))
     d2 = load_image_classification("fashion_mnist", classes=(2, 0), n_train=6, n_test=4, seed=1)
     np.testing.assert_array_equal(d.X_train, d2.X_train)
+    d0 = load_image_classification("fashion_mnist", classes=(2, 0), n_train=6, n_test=0, seed=1)
+    assert d0.X_test.shape == (0, 784) and d0.y_test.shape == (0,)  # an empty test set
     with pytest.raises(ValueError, match="class 2 has only 4 available samples, 5 were requested"):
         load_image_classification("fashion_mnist", classes=(2, 0), n_train=10, n_test=0, seed=1)
 
