@@ -174,7 +174,8 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
         c = 0.5 * np.sum(atoms * atoms, axis=1)
         w, t_new = _simplex_subproblem(Phi, c, Y, t_c, tau, w)
         v = Phi.T @ t_new
-        model = np.max(np.sum(v * v, axis=1) / (2 * P) - c) - np.sum(t_new * Y)
+        q_new = np.sum(v * v, axis=1) / (2 * P) - c  # every cut's piece at t_new
+        model = np.max(q_new) - np.sum(t_new * Y)
         delta = f_c - (model + np.sum((t_new - t_c) ** 2) / (2 * tau))
         if report is not None:
             report(f"bundle iteration {it}: f = {f_c:.12g}, predicted decrease {delta:.2e}, "
@@ -186,10 +187,9 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
         serious = f_c - f_new >= 0.1 * (f_c - model)
         age = np.where(w > 1e-7, 0, age + 1)
         keep = age < 4
-        atoms, age, w = atoms[keep], age[keep], w[keep]
+        atoms, age, w, q_new = atoms[keep], age[keep], w[keep], q_new[keep]
         n_keep = max(20, 2 * int(np.sum(w > 1e-7)))
-        atoms, age, w, replaced = _merge_cuts(atoms, age, w, U[:n_keep], Q[:n_keep], t_new,
-                                              neuron)
+        atoms, age, w, replaced = _merge_cuts(atoms, age, w, q_new, U[:n_keep], Q[:n_keep])
         archive.extend(replaced)
         if serious:
             t_c, f_c = t_new, f_new
@@ -199,12 +199,13 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
     return t_c, f_c, atoms, w, maxiter, False, list(archive)
 
 
-def _merge_cuts(atoms, age, w, U, Q, t, neuron, dedup=1e-9):
-    """Add the oracle's maxima U as cuts. A maximum that is the continuation of an atom (the
-    nearest atom within 5 % of |u|) replaces it when its piece is higher at t: the cut moves
+def _merge_cuts(atoms, age, w, q_atoms, U, Q, dedup=1e-9):
+    """Add the oracle's maxima U (pieces Q at the trial centre t) as cuts; ``q_atoms`` are the
+    atoms' pieces at the same t. A maximum that is the continuation of an atom (the nearest
+    atom within 5 % of |u|) replaces it when its piece is higher at t: the cut moves
     with the maximum instead of piling up near-copies (which made the subproblem size grow
     without bound on real data). Returns (atoms, age, w, the replaced atoms)."""
-    q_atoms = neuron.evaluate(atoms, t, order=0)[0] if len(atoms) else np.zeros(0)
+    q_atoms = q_atoms.copy()
     new, replaced = [], []
     for u, q in zip(U, Q, strict=True):
         dist = np.max(np.abs(atoms - u), axis=1)
@@ -227,7 +228,7 @@ def _codes_at(neuron, Y, t, atoms, w, wmin):
     """Codes at the centre t: the atoms carrying weight, moved to their local maxima of Q_t and
     merged; weights from the output constraint ``sum_g P_g phi_g a_g^T = Y`` with
     ``a_g = t^T phi_g / P`` (non-negative least squares with sum 1). Returns
-    (U, P_gamma, Q, output residual)."""
+    (U, P_gamma, Q, output residual, |sum P_gamma - 1|)."""
     P, m = Y.shape
     sel = w > wmin
     U, Q = neuron.local_maxima(t, atoms[sel])
@@ -250,11 +251,12 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     output residual, degeneracy spread, the other maxima, nit, converged, message."""
     neuron = _RangeNeuron(K0, activation)
     oracle = _Oracle(neuron, Y, n_random, rng)
-    P, m = Y.shape
+    P = Y.shape[0]
     t_c, atoms, nit = 2.0 * (Y - Y.mean()), None, 0
     for _restart in range(_MAX_RESTARTS + 1):
-        t_c, f_c, atoms, w, k, done, archive = _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter - nit,
-                                                   rtol, report, tau=1.0 if nit == 0 else 1e2)
+        t_c, f_c, atoms, w, k, done, archive = _bundle_loop(
+            neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol, report,
+            tau=1.0 if nit == 0 else 1e2)
         nit += k
         # final global search at the centre with five times the random starts; a maximum the
         # iterations missed restarts the bundle with it as a cut

@@ -355,7 +355,7 @@ def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
     """Strategy "bundle" (:mod:`._bundle`) wrapped as a :class:`SigmoidGeneralSolution`."""
     out = _solve_general_bundle(K0, Y, activation, rng, max(n_random, 20), rtol, maxiter,
                                 report if report.enabled else None)
-    P, m = Y.shape
+    P = Y.shape[0]
     rel_gap = out["gap"] / (1.0 + abs(out["upper"]))
     ok = bool(out["converged"] and rel_gap <= _GAP_RTOL and out["Pg"].size > 0
               and out["output_residual"] <= _OUTPUT_ATOL)
