@@ -271,9 +271,10 @@ E["theory.solve_sigmoid_general"] = ex(
     seed="seed",
 )
 E["theory.solve_sigmoid_toy"] = ex(
-    lambda t: dict(ratios=RHO, class_targets=_toy_targets(), P=None, n_random=2, seed=0, maxiter=50),
+    lambda t: dict(ratios=RHO, class_targets=_toy_targets(), P=None, T=0.0, n_random=2, seed=0, maxiter=50),
     ratios="ratios",
     class_targets="matrix",
+    T="nonneg_float",
     activation="choice",
     n_random="nonneg_int",
     seed="seed",
@@ -282,6 +283,20 @@ E["theory.solve_sigmoid_toy"] = ex(
 )
 E["theory.sweep_y_minus"] = ex(
     lambda t: dict(y_minus_values=[0.3], ratios=RHO, n_random=2), y_minus_values="grid", ratios="ratios"
+)
+E["theory.sweep_temperature"] = ex(
+    lambda t: dict(T_values=[0.2], ratios=RHO, class_targets=_toy_targets(), n_random=2),
+    T_values="nonneg_grid",
+    ratios="ratios",
+    class_targets="matrix",
+)
+E["theory.locate_critical_temperature"] = ex(
+    lambda t: dict(T_lo=0.0, T_hi=0.3, ratios=RHO, class_targets=_toy_targets(), atol=0.1, n_random=2),
+    T_lo="real",
+    T_hi="real",
+    ratios="ratios",
+    class_targets="matrix",
+    atol="pos_float",
 )
 E["theory.toy_class_targets"] = ex(
     lambda t: dict(m=3, y_plus=1.0, y_minus=-0.5), m="pos_int", y_plus="real", y_minus="real"

@@ -81,6 +81,7 @@ EXEMPT: dict[str, str] = {
             "ReLUToySolution",
             "SigmoidGeneralSolution",
             "SigmoidSweep",
+            "TemperatureSweep",
             "SigmoidToySolution",
             "SigmoidPopulationSolution",
             "AKResult",

@@ -49,8 +49,11 @@ from ._sigmoid_toy import (
 )
 from ._sweeps import (
     SigmoidSweep,
+    TemperatureSweep,
     code_transitions,
     locate_code_transition,
+    locate_critical_temperature,
+    sweep_temperature,
     sweep_y_minus,
 )
 
@@ -78,6 +81,9 @@ __all__ = [
     "solve_sigmoid_general",
     "solve_sigmoid_toy",
     "sweep_y_minus",
+    "TemperatureSweep",
+    "locate_critical_temperature",
+    "sweep_temperature",
     "toy_class_targets",
     "SigmoidPopulationSolution",
     "solve_sigmoid_toy_populations",

@@ -25,7 +25,15 @@ import numpy as np
 from scipy.optimize import root
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float, check_real, renamed_option
+from ..checks import (
+    as_float_array,
+    as_float_matrix,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+    check_real,
+    renamed_option,
+)
 from ..kernels._tilted import _check_tilted_activation
 from ._problem import _check_start, _check_toy_problem
 from ._toy_core import _exact_system, _ToyNeuron
@@ -67,6 +75,7 @@ def solve_sigmoid_toy_populations(
     a_start,
     *,
     t0,
+    T: float = 0.0,
     activation: str = "sigmoid_erf",
     threshold: float = 0.5,
     n_nodes: int = 121,
@@ -90,6 +99,8 @@ def solve_sigmoid_toy_populations(
                                for a metastable code, the local maximum reported in
                                ``SigmoidToySolution.other_maxima``); fixes which code is which.
     t0 : (k, m)                starting conjugate field (e.g. the equilibrium t).
+    T : float >= 0             rescaled temperature: the output constraint reads
+                               ``... = y_c^r - T t_c^r`` (notes §2.3 (S1); default 0).
     activation, threshold, n_nodes, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is
                                the deprecated spelling of ``atol``).
     """
@@ -105,6 +116,7 @@ def solve_sigmoid_toy_populations(
         raise ValueError(f"a_start must have shape (n={n}, m={m}), got {A0.shape}")
     t0 = _check_start("t0", t0, (k, m))
     threshold = check_real("threshold", threshold)
+    T = check_nonneg_float("T", T)
     if not (0 < threshold < 1):
         raise ValueError(f"threshold must lie in (0, 1), got {threshold}")
     activation = _check_tilted_activation(activation)
@@ -116,7 +128,7 @@ def solve_sigmoid_toy_populations(
     cols = np.r_[0:km + nm]  # t and a columns
 
     def fun(x):
-        F, J = _exact_system(np.concatenate([x, Pg]), neuron, Yc, n)
+        F, J = _exact_system(np.concatenate([x, Pg]), neuron, Yc, n, T)
         return F[rows], J[np.ix_(rows, cols)]
 
     sol = root(fun, np.concatenate([t0.ravel(), A0.ravel()]), jac=True, method="hybr",
@@ -125,7 +137,7 @@ def solve_sigmoid_toy_populations(
     A = sol.x[km:].reshape(n, m)
     val, grad, hess, H, p1, _ = neuron.evaluate(A, t)
     res = {"stationarity": float(np.max(np.abs(grad))),
-           "output": float(np.max(np.abs(np.einsum("g,gc,gr->cr", Pg, p1, A) - Yc)))}
+           "output": float(np.max(np.abs(np.einsum("g,gc,gr->cr", Pg, p1, A) - Yc + T * t)))}
     resid = max(res.values())
     ok = bool(resid < max(tol, 1e-9) * 10)
     msg = (f"converged: stationarity and output residuals {resid:.1e}" if ok else

@@ -27,8 +27,9 @@ def _tensor_rule(m, nq):
     return X, logW + 0.5 * np.sum(X * X, axis=1) + 0.5 * m * np.log(2.0 * np.pi)
 
 
-def _finite_P_state(t, search, Yc, P, rule):
-    """Phi_P, its gradient F (= rho_c (<a psi'_c> - y_c)) and Hessian J at t, plus peak data."""
+def _finite_P_state(t, search, Yc, P, rule, T=0.0):
+    """Phi_P (+ (T/2) sum_c rho_c |t_c|^2 at rescaled temperature T), its gradient
+    F (= rho_c (<a psi'_c> - y_c + T t_c)) and Hessian J at t, plus peak data."""
     neuron = search.neuron
     k, m, rho = neuron.k, neuron.m, neuron.rho
     A, g, Hs = search.maxima(t, full=True)
@@ -52,12 +53,12 @@ def _finite_P_state(t, search, Yc, P, rule):
     Z = p.sum()
     p /= Z
     logZ = mx + np.log(Z)
-    phi_P = logZ / P - np.sum(rho * np.sum(t * Yc, axis=1))
+    phi_P = logZ / P - np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1))
     G = rho[None, :, None] * p1[:, :, None] * pts[:, None, :]  # grad_t g at every node (k, c, i)
     Gm = np.einsum("k,kci->ci", p, G)
-    F = Gm - rho[:, None] * Yc
+    F = Gm - rho[:, None] * (Yc - T * t)
     D = (G - Gm).reshape(len(p), k * m)
-    J = P * (D.T * p) @ D
+    J = P * (D.T * p) @ D + T * np.diag(np.repeat(rho, m))
     for c in range(k):
         J[c * m:(c + 1) * m, c * m:(c + 1) * m] += rho[c] * np.einsum("k,k,ki,kj->ij", p, p2[:, c], pts, pts)
     weights = np.bincount(which, weights=p, minlength=A.shape[0])
@@ -65,7 +66,7 @@ def _finite_P_state(t, search, Yc, P, rule):
                 mean_out=np.einsum("k,kc,kr->cr", p, p1, pts))
 
 
-def _finite_P_solve(t0, search, Yc, P, nq, tol, maxiter):
+def _finite_P_solve(t0, search, Yc, P, nq, tol, maxiter, T=0.0):
     """Damped Newton on the finite-P output constraint; one iteration = one Newton step (one
     Jacobian solve and its backtracking line search). Returns (t, state, nit, converged,
     stalled): ``stalled`` when the line search found no decrease (otherwise a failure means
@@ -73,7 +74,7 @@ def _finite_P_solve(t0, search, Yc, P, nq, tol, maxiter):
     rule = _tensor_rule(search.neuron.m, nq)
     k, m = search.neuron.k, search.neuron.m
     t = t0.copy()
-    st = _finite_P_state(t, search, Yc, P, rule)
+    st = _finite_P_state(t, search, Yc, P, rule, T)
     nit = 0
     for nit in range(1, maxiter + 1):
         if np.max(np.abs(st["F"])) < tol:
@@ -83,7 +84,7 @@ def _finite_P_solve(t0, search, Yc, P, nq, tol, maxiter):
         alpha = 1.0
         for _ in range(40):
             try:
-                new = _finite_P_state(t + alpha * d, search, Yc, P, rule)
+                new = _finite_P_state(t + alpha * d, search, Yc, P, rule, T)
                 if new["phi"] <= st["phi"] + 1e-4 * alpha * slope + 1e-15 * abs(st["phi"]):
                     break
             except (RuntimeError, np.linalg.LinAlgError):

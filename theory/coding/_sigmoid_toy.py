@@ -1,4 +1,4 @@
-"""Redundant coding in sigmoidal non-lazy networks: the orthogonal toy task (L = 1, T = 0).
+"""Redundant coding in sigmoidal non-lazy networks: the orthogonal toy task (L = 1, T >= 0).
 
 Source: A. van Meegen & H. Sompolinsky, *Coding schemes in neural networks learning
 classification tasks*, Nat. Commun. 16, 3354 (2025) (seed 000), main text "Redundant coding
@@ -33,6 +33,14 @@ a-integral done by adaptive Gauss-Hermite quadrature around every local maximum 
 Gaussian as weight; beyond-Laplace corrections included). Its stationarity is the exact finite-P
 output constraint ``<a^r psi'(t_c . a)>_{P(a)} = y_c^r``.
 
+Finite temperature (rescaled T of notes §1.2, loss weight N/(2T)): the action of notes §2.3
+gains ``(T/2)|t|^2``, i.e. ``(T/2) sum_c rho_c |t_c|^2`` per input, so the outer problem becomes
+``min_t Phi(t) + (T/2) sum_c rho_c |t_c|^2`` (still convex, now strongly) and the output
+constraint ``sum_gamma P_gamma a_gamma psi'(t_c . a_gamma) = y_c - T t_c`` (notes §2.3 (S1), the
+same form as the linear network's ``K0 t U + T t = Y``, notes §3.6) [RECON]. Raising T shrinks t,
+flattens g, and merges the codes: above a critical temperature T_c one code is left (seed 000
+supplement E, "above T_c no redundant coding scheme" [MT]; :func:`locate_critical_temperature`).
+
 ``fluctuations=False`` replaces psi by the fluctuation-free psi_0 (z|a fluctuations neglected,
 notes §4.4); this is the toy limit of :func:`solve_sigmoid_general` (general inputs K0,
 :mod:`._sigmoid_general`, notes §4.4). The single-neuron core shared with the other coding solvers
@@ -46,7 +54,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_array, as_rng, check_int, check_pos_float, check_real, renamed_option
+from ..checks import (
+    as_float_array,
+    as_rng,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+    check_real,
+    renamed_option,
+)
 from ..kernels._tilted import _check_tilted_activation, _saddle_flat, tilted_density
 from ._problem import _check_anneal, _check_labels, _check_start, _check_toy_problem
 from ._sigmoid_finite_p import _finite_P_solve
@@ -95,6 +111,7 @@ class SigmoidToySolution(SolverStatus):
                             violating any equation (k = 0: unique). For k > 0 the reported
                             P_gamma is the P -> infinity limit of the finite-P weights [OURS].
     ratios, class_targets, P, activation, fluctuations, threshold : the problem.
+    T : float               the rescaled temperature (0: interpolation).
     """
 
     t: np.ndarray
@@ -119,6 +136,7 @@ class SigmoidToySolution(SolverStatus):
     fluctuations: bool
     threshold: float
     mean_output_classes: np.ndarray = field(repr=False, default=None)
+    T: float = 0.0
 
     @property
     def n_codes(self) -> int:
@@ -131,7 +149,8 @@ class SigmoidToySolution(SolverStatus):
     def mean_output(self, labels) -> np.ndarray:
         """Posterior-mean network output on training inputs with the given class labels (P, m):
         ``f_r(x_mu) = sum_gamma P_gamma a_gamma^r psi'(t_c . a_gamma)``, c = labels[mu] (P = None;
-        at finite P the exact ``<a^r psi'(t_c . a)>_{P(a)}``). Equals the targets at T = 0."""
+        at finite P the exact ``<a^r psi'(t_c . a)>_{P(a)}``). Equals the targets at T = 0 and
+        ``y_c - T t_c`` at T > 0."""
         lab = _check_labels(labels, self.t.shape[0])
         return self.mean_output_classes[lab]
 
@@ -198,25 +217,25 @@ def _global_check(neuron, t, A_active, g_tied, rng, n_random):
     return _split_others(A, g, A_active, g_tied, 1e-5)
 
 
-def _weight_system(neuron, t, A, Yc):
+def _weight_system(neuron, t, A, Yc, T):
     """Linear system M w = b for the code weights at fixed (t, a_gamma): rows are the output
-    constraint sum_gamma w_gamma rho_c psi'(h_c) a_gamma = rho_c y_c and sum w = 1."""
+    constraint sum_gamma w_gamma rho_c psi'(h_c) a_gamma = rho_c (y_c - T t_c) and sum w = 1."""
     rho, k, m = neuron.rho, neuron.k, neuron.m
     p1 = neuron.psi(A @ t.T)[1]
     G = (rho[None, :, None] * p1[:, :, None] * A[:, None, :]).reshape(A.shape[0], k * m)
     M = np.vstack([G.T, np.ones(A.shape[0])])
-    b = np.concatenate([(rho[:, None] * Yc).ravel(), [1.0]])
+    b = np.concatenate([(rho[:, None] * (Yc - T * t)).ravel(), [1.0]])
     return M, b
 
 
-def _select_weights(neuron, t, A, Pg, Yc):
+def _select_weights(neuron, t, A, Pg, Yc, T):
     """Resolve non-unique code weights of the toy (see :func:`_toy_core._select_from_system`)."""
-    M, b = _weight_system(neuron, t, A, Yc)
+    M, b = _weight_system(neuron, t, A, Yc, T)
     hess = neuron.evaluate(A, t)[2]
     return _select_from_system(M, Pg, hess)
 
 
-def _solve_infinite_P(rho, Yc, neuron, neuron_fast, t0, betas, rng, n_random, tol):
+def _solve_infinite_P(rho, Yc, neuron, neuron_fast, t0, betas, rng, n_random, tol, T):
     """Annealed smoothing + exact refinement (notes §4.3 steps 2-5). Returns a dict."""
     k, m = Yc.shape
     km = k * m
@@ -232,7 +251,7 @@ def _solve_infinite_P(rho, Yc, neuron, neuron_fast, t0, betas, rng, n_random, to
             return dict(converged=False, message=(f"solution with {n} codes is not global: another "
                                                   f"maximum of g is higher by {gap:.3g}"))
         AA, Pg, other, other_g, gap = _join_tied(AA, Pg, other, other_g, g_tied)
-        Pg, null = _select_weights(neuron, tt, AA, Pg, Yc)
+        Pg, null = _select_weights(neuron, tt, AA, Pg, Yc, T)
         msg = (f"converged: {AA.shape[0]} tied codes (smoothing beta={beta:g}, exact "
                f"refinement residual {resid:.1e})")
         if null.shape[1]:
@@ -244,8 +263,8 @@ def _solve_infinite_P(rho, Yc, neuron, neuron_fast, t0, betas, rng, n_random, to
 
     prob = _CodeProblem(
         shape=(k, m), dim=m, search=search,
-        smoothed=lambda t_flat, beta: _smoothed(t_flat, search, Yc, beta),
-        system=lambda x, n: _exact_system(x, neuron, Yc, n),
+        smoothed=lambda t_flat, beta: _smoothed(t_flat, search, Yc, beta, T),
+        system=lambda x, n: _exact_system(x, neuron, Yc, n, T),
         method="BFGS", options={"gtol": 1e-7}, hybr_maxfev=400, lm_maxiter=2000, finish=finish)
     return _anneal_and_refine(prob, t0, betas, n_random, tol)
 
@@ -255,6 +274,7 @@ def solve_sigmoid_toy(
     class_targets,
     *,
     P: int | None = None,
+    T: float = 0.0,
     activation: str = "sigmoid_erf",
     fluctuations: bool = True,
     threshold: float = 0.5,
@@ -293,6 +313,11 @@ def solve_sigmoid_toy(
                                 m = number of outputs; usually k = m (one-hot tasks), but e.g.
                                 Fig. 1 has k = 2 classes and m = 1 output (y = +-1).
     P : int or None             number of training inputs; None = P -> infinity.
+    T : float >= 0              rescaled temperature of the posterior (notes §1.2, loss weight
+                                N/(2T)); T > 0 adds ``(T/2) sum_c rho_c |t_c|^2`` to the convex
+                                outer objective, so the output constraint becomes
+                                ``<a psi'_c> = y_c - T t_c`` (notes §2.3 (S1)) and the mean output
+                                misses the targets by ``T t_c``. Default 0 (interpolation).
     activation : str            "sigmoid_erf" (paper), "erf", or "linear" (finite P only: the
                                 Gaussian linear network, a check against solve_linear_network).
     fluctuations : bool         keep the z|a fluctuations (psi) or neglect them (psi_0, notes §4.4).
@@ -327,6 +352,7 @@ def solve_sigmoid_toy(
     if not isinstance(fluctuations, bool):
         raise TypeError(f"fluctuations must be a bool, got {fluctuations!r}")
     threshold = check_real("threshold", threshold)
+    T = check_nonneg_float("T", T)
     t0 = _check_start("t0", t0, (k, m))
     betas = _check_anneal(anneal)
     n_random = check_int("n_random", n_random, minimum=0)
@@ -343,16 +369,16 @@ def solve_sigmoid_toy(
         t0 = np.zeros((k, m)) if activation == "linear" else 2.0 * (Yc - Yc.mean())
 
     if activation != "linear":
-        inf = _solve_infinite_P(rho, Yc, neuron, fast, t0, betas, rng, n_random, tol)
+        inf = _solve_infinite_P(rho, Yc, neuron, fast, t0, betas, rng, n_random, tol, T)
         if not inf["converged"]:
-            out = _failed(inf, rho, Yc, P, activation, fluctuations, threshold)
+            out = _failed(inf, rho, Yc, P, activation, fluctuations, threshold, T)
             raise_if_failed(out, throw)
             return out
     if P is None:
         t, A, Pg = inf["t"], inf["A"], inf["Pg"]
         x = np.concatenate([t.ravel(), A.ravel(), Pg])
         n = A.shape[0]
-        res = _residual_parts(_exact_system(x, neuron, Yc, n)[0], n, m)
+        res = _residual_parts(_exact_system(x, neuron, Yc, n, T)[0], n, m)
         covs = np.zeros((n, m, m))
         g_value, gap, other, other_g = inf["g"], inf["gap"], inf["other"], inf["other_g"]
         null = inf["null"]
@@ -362,13 +388,13 @@ def solve_sigmoid_toy(
         start = inf["t"] if activation != "linear" else t0
         search = _Search(neuron, n_random, rng)
         t, st, nit_p, ok, stalled = _finite_P_solve(start, search, Yc, float(P), quad_nodes, tol,
-                                                    maxiter)
+                                                    maxiter, T)
         fail_status = Status.NUMERICAL_FAILURE if stalled else Status.MAX_ITERATIONS
         A, Pg, covs = st["A"], st["weights"], st["covs"]
-        g_value = float(st["phi"] + np.sum(rho * np.sum(t * Yc, axis=1)))
+        g_value = float(st["phi"] + np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1)))
         grad = neuron.evaluate(A, t)[1]
         res = {
-            "output": float(np.max(np.abs(st["mean_out"] - Yc))),
+            "output": float(np.max(np.abs(st["mean_out"] - Yc + T * t))),
             "stationarity": float(np.max(np.abs(grad))),
         }
         gap, other, other_g = float("nan"), np.zeros((0, m)), np.zeros(0)
@@ -411,13 +437,13 @@ def solve_sigmoid_toy(
         codes=p1 > threshold, preactivation_modes=zs, g_value=float(g_value), residuals=res,
         global_gap=gap, other_maxima=other, other_g=other_g, readout_covariances=covs,
         weight_null_space=null, ratios=rho, class_targets=Yc, P=P, activation=activation,
-        fluctuations=fluctuations, threshold=threshold, mean_output_classes=mean_out,
+        fluctuations=fluctuations, threshold=threshold, mean_output_classes=mean_out, T=T,
     )
     raise_if_failed(out, throw)
     return out
 
 
-def _failed(info, rho, Yc, P, activation, fluctuations, threshold):
+def _failed(info, rho, Yc, P, activation, fluctuations, threshold, T):
     k, m = Yc.shape
     e = np.zeros((0, m))
     return SigmoidToySolution(
@@ -431,5 +457,5 @@ def _failed(info, rho, Yc, P, activation, fluctuations, threshold):
         other_maxima=e, other_g=np.zeros(0), readout_covariances=np.zeros((0, m, m)),
         weight_null_space=np.zeros((0, 0)), ratios=rho, class_targets=Yc, P=P,
         activation=activation, fluctuations=fluctuations, threshold=threshold,
-        mean_output_classes=np.full((k, m), np.nan),
+        mean_output_classes=np.full((k, m), np.nan), T=T,
     )

@@ -170,8 +170,9 @@ class _Search:
         return A, g, H
 
 
-def _smoothed(t_flat, search, Yc, beta):
-    """Phi_beta(t) = (1/beta) log sum_gamma exp(beta g_gamma) - sum_c rho_c t_c . y_c, gradient.
+def _smoothed(t_flat, search, Yc, beta, T=0.0):
+    """Phi_beta(t) = (1/beta) log sum_gamma exp(beta g_gamma) - sum_c rho_c t_c . y_c
+    + (T/2) sum_c rho_c |t_c|^2 (the last term: rescaled temperature T, notes §2.3), gradient.
 
     The maxima are searched from the warm starts and the 2^k code vertices at every call (no
     random starts: those are used between stages)."""
@@ -185,14 +186,15 @@ def _smoothed(t_flat, search, Yc, beta):
     w /= Zw
     H = A @ t.T
     p1 = neuron.psi(H)[1]
-    val = gmax + np.log(Zw) / beta - np.sum(rho * np.sum(t * Yc, axis=1))
-    grad = rho[:, None] * (np.einsum("k,kc,ki->ci", w, p1, A) - Yc)
+    val = gmax + np.log(Zw) / beta - np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1))
+    grad = rho[:, None] * (np.einsum("k,kc,ki->ci", w, p1, A) - Yc + T * t)
     return val, grad.ravel()
 
 
-def _exact_system(x, neuron, Yc, n):
+def _exact_system(x, neuron, Yc, n, T=0.0):
     """Residuals and Jacobian of the P -> infinity equations in x = [t, a_1..a_n, P_1..P_n]
-    (t: k classes x m outputs)."""
+    (t: k classes x m outputs); at rescaled temperature T the output rows read
+    ``sum_gamma P_gamma a_gamma psi'_c = y_c - T t_c`` (notes §2.3 (S1))."""
     k, m, rho = neuron.k, neuron.m, neuron.rho
     km = k * m
     t = x[:km].reshape(k, m)
@@ -203,7 +205,7 @@ def _exact_system(x, neuron, Yc, n):
     F_deg = val[1:] - val[0]  # n-1
     F_norm = np.array([Pg.sum() - 1.0])
     O = np.einsum("g,gc,gr->cr", Pg, p1, A)  # output O[c, r]
-    F_out = (O - Yc).ravel()
+    F_out = (O - Yc + T * t).ravel()
     F = np.concatenate([F_stat, F_deg, F_norm, F_out])
     N = F.size
     J = np.zeros((N, N))
@@ -242,6 +244,7 @@ def _exact_system(x, neuron, Yc, n):
                 J[row, ia + g_ * m: ia + (g_ + 1) * m] = da
             J[row, it + c * m: it + (c + 1) * m] = np.einsum("g,g,g,gj->j", Pg, p2[:, c],
                                                              A[:, rr], A)
+            J[row, it + c * m + rr] += T
     return F, J
 
 
