@@ -42,6 +42,7 @@ SUITES = ("quick", "full")
 _CASE_MODULES = (
     "richlazy.validate.cases.coding._linear",
     "richlazy.validate.cases.coding._sigmoid",
+    "richlazy.validate.cases.coding._temperature",
     "richlazy.validate.cases.coding._relu",
     "richlazy.validate.cases.coding._images",
     "richlazy.validate.cases.coding._persistence",

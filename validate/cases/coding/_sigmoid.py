@@ -117,55 +117,15 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
                 "readouts and activations. SE of a fraction = max(binomial over the E*N neurons, "
                 "chain-to-chain spread / sqrt(E)); neurons keep their codes, so samples of one "
                 "chain are not independent.")
-    predicted = set()
-    for g, lab in enumerate(theory_labels):
-        key = int((sol.codes[g] * (1 << np.arange(m))).sum())
-        predicted.add(key)
-        per_step = (keys_t == key).mean(axis=2)  # (S, E): fraction in the code per sample
-        per_chain = per_step.mean(axis=0)  # (E,)
-        f = per_chain.mean()
-        se = max(np.sqrt(f * (1 - f) / (E * N)), float(mean_se(per_chain)[1]))
-        qs.append(compare(f"P_gamma code {lab}", sol.P_gamma[g], f, stderr=se, kind="abs",
-                          tol=4 * se + 3.0 / N, note=tol_note, mixing=per_step))
-    other = ~np.isin(keys_t, list(predicted))
-    per_step = other.mean(axis=2)  # (S, E)
-    per_chain = per_step.mean(axis=0)
-    f_other = per_chain.mean()
-    se = max(np.sqrt(max(f_other * (1 - f_other), 1.0 / (E * N)) / (E * N)),
-             float(mean_se(per_chain)[1]))
-    qs.append(compare("fraction of neurons in codes the theory does not predict", 0.0, f_other, stderr=se,
-                      kind="abs", tol=4 * se + 3.0 / N, note=tol_note, mixing=per_step))
+    qs += code_fraction_quantities(sol, keys_t, N, tol_note)
     # code structure at the sampled populations (conditional mean-field solution)
     cond, cond_keys, cond_frac, O_meta = _conditional_theory(sol, keys_t, A, cm, ratios, y_minus, m)
     cond_note = ("theory: stationarity + output constraint of notes §4.3 solved at the sampled populations "
                  "of the predicted codes, with the measured output contribution of neurons in other "
                  "(metastable) codes moved to the targets (solve_sigmoid_toy_populations); the "
                  "equilibrium-theory values are in the notes; " + tol_note)
-    for g, key in enumerate(cond_keys):
-        lab = code_label([(key >> j) & 1 for j in range(m)])
-        sel = keys_t == key  # (S, E, N)
-        for r in range(m):
-            vals = A[..., r][sel]
-            # readouts per chain-time are exchangeable within a code; SE from chains
-            chain_means = np.array([A[:, e][..., r][sel[:, e]].mean() if sel[:, e].any() else np.nan
-                                    for e in range(E)])
-            chain_means = chain_means[np.isfinite(chain_means)]
-            se_a = float(mean_se(chain_means)[1]) if len(chain_means) > 1 else \
-                vals.std() / np.sqrt(max(1, vals.size))
-            se_a = max(se_a, 1e-12)
-            th_a = cond.a_gamma[g, r]
-            # a mean over the neurons in the code pooled over (sample, chain), i.e. a ratio
-            # sum(a in code) / #(in code): chain diagnostics of its delta-method series
-            n_in = sel.sum(-1)  # (S, E)
-            qs.append(compare(f"readout a_{lab}^{r}", th_a, vals.mean(), stderr=se_a, kind="rel",
-                              tol=3.0 / N + 4 * se_a / abs(th_a), note=cond_note,
-                              mixing=ratio_series((A[..., r] * sel).sum(-1), n_in)))
-            acts = cm[..., r][sel]
-            se_m = max(acts.std() / np.sqrt(max(1, acts.size / S)), 1e-12)
-            th_m = cond.mean_activations[g, r]
-            qs.append(compare(f"mean activation, code {lab}, class {r}", th_m, acts.mean(), stderr=se_m,
-                              kind="rel", tol=3.0 / N + 4 * se_m / abs(th_m), note=cond_note,
-                              mixing=ratio_series((cm[..., r] * sel).sum(-1), n_in)))
+    qs += code_readout_quantities(cond_keys, cond.a_gamma, cond.mean_activations, keys_t, A, cm, N,
+                                  cond_note)
     persistence = code_persistence(codes_t)
     figs = _figures(ctx, sol, A[-1], _last_acts(post, run), labels, fr_last, theory_labels)
     cond_pop = dict(zip([code_label([(k >> j) & 1 for j in range(m)]) for k in cond_keys],
@@ -214,3 +174,73 @@ def _last_acts(post, run):
     th = run.state.theta
     h = post.phi(post.preactivations(th)[-1])
     return h[0].double().cpu().numpy()  # (N, P) of the first chain
+
+
+def code_fraction_quantities(sol, keys_t, N, note, prefix=""):
+    """Compare the theory's code populations P_gamma with the sampled code fractions, and the
+    fraction of neurons in codes the theory does not predict (expected 0). ``keys_t`` (S, E, N):
+    each neuron's code as a bit key per sample. SE = max(binomial over E*N neurons,
+    chain-to-chain spread / sqrt(E)); tolerance 4 SE + 3/N (absolute)."""
+    S, E = keys_t.shape[:2]
+    m = sol.codes.shape[1]
+    qs, predicted = [], set()
+    for g, lab in enumerate(code_label(c) for c in sol.codes):
+        key = int((sol.codes[g] * (1 << np.arange(m))).sum())
+        predicted.add(key)
+        per_step = (keys_t == key).mean(axis=2)  # (S, E): fraction in the code per sample
+        per_chain = per_step.mean(axis=0)  # (E,)
+        f = per_chain.mean()
+        se = max(np.sqrt(f * (1 - f) / (E * N)), float(mean_se(per_chain)[1]))
+        qs.append(compare(f"{prefix}P_gamma code {lab}", sol.P_gamma[g], f, stderr=se, kind="abs",
+                          tol=4 * se + 3.0 / N, note=note, mixing=per_step))
+    other = ~np.isin(keys_t, list(predicted))
+    per_step = other.mean(axis=2)  # (S, E)
+    per_chain = per_step.mean(axis=0)
+    f_other = per_chain.mean()
+    se = max(np.sqrt(max(f_other * (1 - f_other), 1.0 / (E * N)) / (E * N)),
+             float(mean_se(per_chain)[1]))
+    qs.append(compare(f"{prefix}fraction of neurons in codes the theory does not predict", 0.0,
+                      f_other, stderr=se, kind="abs", tol=4 * se + 3.0 / N, note=note,
+                      mixing=per_step))
+    return qs
+
+
+def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, prefix=""):
+    """Compare the readouts ``a_theory`` (n, m) and mean activations ``m_theory`` (n, m) of the
+    codes with bit keys ``keys`` with their sampled means over the neurons in each code
+    (``A``, ``cm``: (S, E, N, m)); relative tolerance 3/N + 4 SE, SE of readouts from chains."""
+    S, E = keys_t.shape[:2]
+    m = A.shape[-1]
+    qs = []
+    for g, key in enumerate(keys):
+        lab = code_label([(key >> j) & 1 for j in range(m)])
+        sel = keys_t == key  # (S, E, N)
+        if not sel.any():
+            for r in range(m):
+                qs.append(compare(f"{prefix}readout a_{lab}^{r}", a_theory[g, r], float("nan"),
+                                  kind="rel", tol=3.0 / N, note=note + " (no neuron sampled in "
+                                  "this code)"))
+            continue
+        n_in = sel.sum(-1)  # (S, E)
+        for r in range(m):
+            vals = A[..., r][sel]
+            # readouts per chain-time are exchangeable within a code; SE from chains
+            chain_means = np.array([A[:, e][..., r][sel[:, e]].mean() if sel[:, e].any() else np.nan
+                                    for e in range(E)])
+            chain_means = chain_means[np.isfinite(chain_means)]
+            se_a = float(mean_se(chain_means)[1]) if len(chain_means) > 1 else \
+                vals.std() / np.sqrt(max(1, vals.size))
+            se_a = max(se_a, 1e-12)
+            th_a = a_theory[g, r]
+            # a mean over the neurons in the code pooled over (sample, chain), i.e. a ratio
+            # sum(a in code) / #(in code): chain diagnostics of its delta-method series
+            qs.append(compare(f"{prefix}readout a_{lab}^{r}", th_a, vals.mean(), stderr=se_a,
+                              kind="rel", tol=3.0 / N + 4 * se_a / abs(th_a), note=note,
+                              mixing=ratio_series((A[..., r] * sel).sum(-1), n_in)))
+            acts = cm[..., r][sel]
+            se_m = max(acts.std() / np.sqrt(max(1, acts.size / S)), 1e-12)
+            th_m = m_theory[g, r]
+            qs.append(compare(f"{prefix}mean activation, code {lab}, class {r}", th_m, acts.mean(),
+                              stderr=se_m, kind="rel", tol=3.0 / N + 4 * se_m / abs(th_m),
+                              note=note, mixing=ratio_series((cm[..., r] * sel).sum(-1), n_in)))
+    return qs

@@ -1,0 +1,54 @@
+"""Helpers of the coding/sigmoid-temperature case: the threshold-free comparisons (class-mean
+outputs against y - T t, mean readout) and the code-fraction comparison, on synthetic samples
+drawn around a known theory (they must pass) and shifted away from it (they must fail)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from richlazy.theory import solve_sigmoid_toy, toy_class_targets
+from richlazy.validate.cases.coding._sigmoid import code_fraction_quantities
+from richlazy.validate.cases.coding._temperature import _threshold_free
+
+RHO = np.array([0.5, 0.25, 0.25])
+N, S, E = 100, 40, 4
+
+
+@pytest.fixture(scope="module")
+def single():
+    """Above T_c: one code (1-1-1)."""
+    return solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=0.5), T=0.15)
+
+
+def _samples(sol, rng, shift_out=0.0, shift_a=0.0):
+    F = sol.mean_output_classes + shift_out + 0.002 * rng.standard_normal((S, E, 3, 3))
+    A = sol.a_gamma[0] + shift_a + 0.1 * rng.standard_normal((S, E, N, 3))
+    return F, A
+
+
+def test_threshold_free_quantities_pass_on_the_theory_and_fail_off_it(single):
+    rng = np.random.default_rng(0)
+    out = single.mean_output_classes
+    assert np.max(np.abs(out - (toy_class_targets(3, y_minus=0.5) - 0.15 * single.t))) < 1e-12
+    qs = _threshold_free(single, *_samples(single, rng), N, "note", "T: ")
+    assert len(qs) == 12 and all(q.passed for q in qs)
+    assert all(q.rhat is not None and q.rhat < 1.05 for q in qs)
+    # a constraint missing T t (the T = 0 targets) is far outside the tolerance
+    wrong = _threshold_free(single, *_samples(single, rng, shift_out=0.15 * single.t), N, "note",
+                            "T: ")
+    big = np.abs(0.15 * single.t).ravel() > 0.05  # T t well above the 3/N tolerance
+    assert big.sum() >= 4
+    assert not any(q.passed for q, b in zip(wrong[:9], big, strict=True) if b)
+    off_a = _threshold_free(single, *_samples(single, rng, shift_a=0.1), N, "note", "T: ")
+    assert all(q.passed for q in off_a[:9]) and not any(q.passed for q in off_a[9:])
+
+
+def test_code_fractions_against_the_theory(single):
+    key = int((single.codes[0] * (1 << np.arange(3))).sum())  # 1-1-1 -> 7
+    keys = np.full((S, E, N), key)
+    qs = code_fraction_quantities(single, keys, N, "note")
+    assert [q.passed for q in qs] == [True, True]
+    keys[:, :, :20] = 1  # 20 % of the neurons in code 1-0-0, which the theory does not have
+    qs = code_fraction_quantities(single, keys, N, "note")
+    assert qs[0].simulation == pytest.approx(0.8) and qs[1].simulation == pytest.approx(0.2)
+    assert not qs[0].passed and not qs[1].passed
