@@ -182,7 +182,7 @@ def test_validation_messages(fig2):
         relu_stability_margin(np.zeros((2, 3)), RHO)
     with pytest.raises(ValueError, match="K0 must be square"):
         solve_relu_outliers(np.zeros((2, 3)), np.zeros((2, 1)))
-    with pytest.raises(ValueError, match="K0 must be positive definite"):
+    with pytest.raises(ValueError, match="K0 must be positive semi-definite"):
         solve_relu_outliers(-np.eye(2), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="Y must have P = 2 rows"):
         solve_relu_outliers(np.eye(2), np.zeros((3, 1)))

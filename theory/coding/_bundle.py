@@ -28,6 +28,7 @@ import numpy as np
 from scipy import linalg, optimize
 
 from ._general_core import _ascend_to_maxima, _class_patterns, _phi_derivs
+from ._problem import _range_factor
 
 __all__: list[str] = []
 
@@ -41,9 +42,7 @@ class _RangeNeuron:
     """Q_t in whitened coordinates on the range of K0: z = B u, K0 = B B^T (B: P x r)."""
 
     def __init__(self, K0, activation, rank_rtol=1e-10):
-        lam, V = np.linalg.eigh(K0)
-        keep = lam > rank_rtol * lam[-1]
-        self.B = V[:, keep] * np.sqrt(lam[keep])
+        self.B = _range_factor(K0, rank_rtol)[0]
         self.P, self.r = self.B.shape
         self.activation = activation
 

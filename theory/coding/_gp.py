@@ -252,13 +252,25 @@ def _gp_mean_variance(K0, Kgp, Y, k0_cross, k0_test_diag, activation, depth, sig
     dgp = sigma_a2 * dte
     try:
         c = np.linalg.cholesky(Kgp)
+        # a pivot at round-off level: numerically singular although the factorisation passed
+        if np.min(np.diag(c)) ** 2 <= 1e-10 * np.max(np.diag(Kgp)):
+            raise np.linalg.LinAlgError
+        A = np.linalg.solve(c, kgp)  # c^-1 k
+        B = np.linalg.solve(c, Y)
     except np.linalg.LinAlgError:
-        raise ValueError(
-            "the NNGP kernel on the training inputs is singular; pass noise > 0 or remove "
-            "duplicate training inputs"
-        ) from None
-    A = np.linalg.solve(c, kgp)  # c^-1 k
-    B = np.linalg.solve(c, Y)
+        # singular NNGP kernel (duplicate or linearly dependent inputs with a linear kernel):
+        # the noise-free posterior lives on its range, K^+ in place of K^-1
+        lam, V = np.linalg.eigh(Kgp)
+        keep = lam > 1e-10 * lam[-1]
+        W = V[:, keep] / np.sqrt(lam[keep])  # K^+ = W W^T
+        Yr = V[:, keep] @ (V[:, keep].T @ Y)
+        if np.max(np.abs(Y - Yr)) > 1e-8 * max(1.0, float(np.max(np.abs(Y)))):
+            raise ValueError(
+                f"the NNGP kernel on the training inputs is singular (rank {int(keep.sum())} of "
+                f"{Kgp.shape[0]}) and Y is not in its range (duplicate or dependent inputs with "
+                "different targets); pass noise > 0") from None
+        A = W.T @ kgp
+        B = W.T @ Y
     mean = A.T @ B
     var = np.maximum(dgp - np.sum(A * A, axis=0), 0.0)
     return mean, var, kgp, dgp

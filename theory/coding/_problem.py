@@ -70,6 +70,41 @@ def _check_gram(K0, *, name: str = "K0", cholesky: bool = True):
     return K0, L
 
 
+def _range_factor(K0, rank_rtol: float = 1e-10):
+    """Factor of a symmetric positive semi-definite kernel on its range (one convention for
+    every solver that accepts a singular K0).
+
+    ``K0 = V diag(lam) V^T``; the eigenvalues ``lam > rank_rtol * max(lam)`` are kept (r of
+    them). Returns ``(B, Bpinv, N)``: ``B = V_r lam_r^(1/2)`` (P, r) with ``K0 = B B^T`` (to the
+    dropped eigenvalues), its pseudo-inverse ``Bpinv = lam_r^(-1/2) V_r^T`` (r, P), so that
+    preactivations ``z = B u`` in the range have ``u = Bpinv z`` and ``|u|^2 = z^T K0^+ z``, and
+    an orthonormal basis N (P, P - r) of the null space (the discarded eigenvectors)."""
+    lam, V = np.linalg.eigh(K0)
+    keep = lam > rank_rtol * lam[-1]
+    s = np.sqrt(lam[keep])
+    return V[:, keep] * s, V[:, keep].T / s[:, None], V[:, ~keep]
+
+
+def _check_psd_gram(K0, *, name: str = "K0", rank_rtol: float = 1e-10):
+    """A symmetric positive semi-definite, nonzero input kernel (P, P), possibly singular.
+    Eigenvalues down to ``-rank_rtol * max`` count as round-off. Returns (K0, B, Bpinv, N) with
+    the range factor of :func:`_range_factor`."""
+    K0 = as_float_matrix(name, K0)
+    P = K0.shape[0]
+    if K0.shape != (P, P):
+        raise ValueError(f"{name} must be square (P x P), got shape {K0.shape}")
+    if not np.allclose(K0, K0.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(K0))):
+        raise ValueError(f"{name} must be symmetric positive semi-definite (an input kernel "
+                         f"X^T X / N0); it is not symmetric (max |{name} - {name}^T| = "
+                         f"{np.max(np.abs(K0 - K0.T)):.3g})")
+    lam = np.linalg.eigvalsh(K0)
+    if not lam[-1] > 0 or lam[0] < -rank_rtol * lam[-1]:
+        raise ValueError(f"{name} must be positive semi-definite and nonzero (an input kernel "
+                         f"X^T X / N0), got smallest eigenvalue {lam[0]:.6g} (largest "
+                         f"{lam[-1]:.6g})")
+    return (K0, *_range_factor(K0, rank_rtol))
+
+
 def _check_targets(Y, P: int, *, name: str = "Y"):
     """Targets (P, m), one row per training input (a 1-D array is one output, m = 1)."""
     Y = as_float_matrix(name, Y, allow_1d=True)

@@ -8,7 +8,10 @@ The KKT conditions of the outlier equations without the bulk are those of the mi
 interpolation ``min sum_i [|abar_i|^2 / sigma_a2 + zbar_i^T K0^{-1} zbar_i]/2`` subject to
 ``sum_i abar_i relu(zbar_i)^T = Y^T``; the Lagrange multiplier is t. Inputs are columns of X
 (N0 x P) and enter through ``K0 = X^T X / N0``; Y is (P, m), one row per training input, m =
-number of outputs. The toy-task theory (bulk plus outliers) is in :mod:`._relu_toy`.
+number of outputs. The problem is posed on the range of K0 (``K0 = B B^T``, B: P x r,
+``zbar = B u``, ``|u|^2 = zbar^T K0^+ zbar``), so a singular K0 (fewer independent input
+directions than training inputs) is solved there; for a positive-definite K0 this is the problem
+above. The toy-task theory (bulk plus outliers) is in :mod:`._relu_toy`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from scipy import linalg, optimize
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_rng, check_int, check_pos_float, check_real, renamed_option
-from ._problem import _check_gram, _check_targets
+from ._problem import _check_psd_gram, _check_targets
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 from ._toy_core import _newton_lstsq
 
@@ -37,8 +40,10 @@ class ReLUOutlierSolution(SolverStatus):
     abar : (n_o, m)      sqrt(N)-scaled outlier readouts.
     zbar : (n_o, P)      sqrt(N)-scaled outlier preactivations on the training inputs.
     t : (P, m)           conjugate field = Lagrange multiplier of the interpolation constraint.
-    cost : float         sum_i [P |abar_i|^2 + zbar_i^T K0^-1 zbar_i] / 2 (minimised).
-    dual_margin : float  max over neurons of |t^T relu(z)|^2 / (P z^T K0^-1 z) found by a
+    cost : float         sum_i [P |abar_i|^2 + zbar_i^T K0^+ zbar_i] / 2 (minimised; K0^+ is
+                         the pseudo-inverse, = K0^-1 for a positive-definite K0; every zbar_i
+                         lies in the range of K0).
+    dual_margin : float  max over z in range(K0) of |t^T relu(z)|^2 / (P z^T K0^+ z) found by a
                          multi-start search; <= 1 certifies (up to the search) that no further
                          outlier direction is unstable, i.e. the KKT point is the global optimum.
     residuals : dict     "stationarity_a", "stationarity_z", "output" (max-abs; the relu
@@ -78,11 +83,15 @@ class ReLUOutlierSolution(SolverStatus):
 
     def _test_activations(self, name, k0):
         k0 = _check_k0(name, k0, self.K0.shape[0])
-        return k0, np.maximum(self.zbar @ np.linalg.solve(self.K0, k0), 0.0)  # (n_o, Q)
+        # zbar_i(x) = zbar_i^T K0^+ k0(x): the pseudo-inverse on the range of K0, where zbar_i
+        # and (for inputs) k0 lie, with the rank cut of the solver (as in the sigmoid solution)
+        R = np.linalg.lstsq(self.K0, k0, rcond=1e-10)[0]
+        return k0, np.maximum(self.zbar @ R, 0.0)  # (n_o, Q)
 
     def predict(self, k0, k_test_diag=None) -> np.ndarray:
         """Mean predictor (Q, m) [MT, outlier part]: ``f_r(x) = sum_i abar_i^r relu(zbar_i(x))``,
-        ``zbar_i(x) = zbar_i^T K0^{-1} k0(x)``; ``k0`` is (P, Q) with columns X^T x / N0
+        ``zbar_i(x) = zbar_i^T K0^+ k0(x)`` (pseudo-inverse; K0^-1 when K0 is positive
+        definite); ``k0`` is (P, Q) with columns X^T x / N0
         (``input_kernel(X, X_test)``). ``k_test_diag`` is accepted for the common protocol and
         not used (the outlier preactivations on a test input are deterministic)."""
         k0, R = self._test_activations("k0", k0)
@@ -107,44 +116,49 @@ class ReLUOutlierSolution(SolverStatus):
         return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
 
 
-def _penalised_objective(x, n, m, L, Ps, Y, lam):
-    """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(L w_i) a_i^T - Y|^2/(2 lam)``
-    in x = [A (n m), W (n P)], z_i = L w_i (so that |w_i|^2 = z_i^T K0^-1 z_i); value, gradient."""
-    P = L.shape[0]
+def _penalised_objective(x, n, m, B, Ps, Y, lam):
+    """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(B w_i) a_i^T - Y|^2/(2 lam)``
+    in x = [A (n m), W (n r)], z_i = B w_i with K0 = B B^T (B: P x r, so that
+    |w_i|^2 = z_i^T K0^+ z_i and z_i lies in the range of K0); value, gradient."""
+    r = B.shape[1]
     A = x[: n * m].reshape(n, m)
-    W = x[n * m:].reshape(n, P)
-    Z = W @ L.T
+    W = x[n * m:].reshape(n, r)
+    Z = W @ B.T
     R = np.maximum(Z, 0.0)
     D = (R.T @ A - Y) / lam  # (P, m) = -t
     val = 0.5 * (Ps * np.sum(A * A) + np.sum(W * W)) + 0.5 * lam * np.sum(D * D)
     gA = Ps * A + R @ D
-    gW = W + ((Z > 0) * (A @ D.T)) @ L
+    gW = W + ((Z > 0) * (A @ D.T)) @ B
     return val, np.concatenate([gA.ravel(), gW.ravel()])
 
 
-def _pricing(t, L, Ps, rng, W_known, n_random):
-    """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^-1 z)`` (z = L w) by L-BFGS from the
-    known neurons, from the signed output directions of t, and from ``n_random`` random starts.
-    Returns (margin, maximiser w with |w| = 1)."""
-    P, m = t.shape
+def _pricing(t, fac, Ps, rng, W_known, n_random):
+    """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^+ z)`` over z = B w in the range of K0
+    by L-BFGS from the known neurons, from the signed output directions of t (projected onto the
+    range) and from ``n_random`` random starts (``fac``: :class:`_Factor`). Returns (margin,
+    maximiser w with |w| = 1)."""
+    m = t.shape[1]
+    B, r = fac.B, fac.r
 
     def f(w):
-        z = L @ w
+        z = B @ w
         v = t.T @ np.maximum(z, 0.0)
         nw = w @ w
         val = (v @ v) / (Ps * nw)
         gz = (z > 0) * (t @ v) * (2.0 / (Ps * nw))
-        return -val, -(L.T @ gz - 2.0 * val * w / nw)
+        return -val, -(B.T @ gz - 2.0 * val * w / nw)
 
     starts = [w for w in W_known if np.linalg.norm(w) > 0]
-    K0 = L @ L.T
-    for r in range(m):
+    K0 = B @ B.T
+    for k in range(m):
         for sgn in (1.0, -1.0):
-            h = sgn * t[:, r]
+            h = sgn * t[:, k]
             for u in (np.maximum(h, 0.0), K0 @ np.maximum(h, 0.0)):
                 if np.any(u > 0):
-                    starts.append(linalg.solve_triangular(L, u, lower=True))
-    starts += list(rng.standard_normal((n_random, P)))
+                    w = fac.to_w(u)[0]  # coordinates of the projection of u onto the range
+                    if np.linalg.norm(w) > 0:
+                        starts.append(w)
+    starts += list(rng.standard_normal((n_random, r)))
     best, arg = 0.0, None
     for w0 in starts:
         res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
@@ -154,15 +168,60 @@ def _pricing(t, L, Ps, rng, W_known, n_random):
     return best, arg
 
 
-def _kkt_pattern(x, n, m, K0inv, Ps, Y, T, pos, zero):
+class _Factor:
+    """A factor K0 = B B^T of the input kernel with preactivations z = B w, |w|^2 = z^T K0^+ z.
+
+    Positive-definite K0 (rank P): the Cholesky factor (B = L, w = L^-1 z; the problem of a
+    positive-definite K0 exactly as before singular kernels were accepted). Singular K0 (rank
+    r < P by :func:`._problem._range_factor`, eigenvalues <= 1e-10 x the largest dropped): the
+    range factor B (P, r) from the eigendecomposition, w = B^+ z, and N (P, P - r) an
+    orthonormal basis of the null space (z N = 0 for every preactivation)."""
+
+    def __init__(self, K0, B, Bpinv, Nul):
+        P, r = B.shape
+        self.chol = None
+        if r == P:
+            try:
+                self.chol = np.linalg.cholesky(K0)
+            except np.linalg.LinAlgError:
+                self.chol = None
+        if self.chol is not None:
+            B = self.chol
+            Bpinv = linalg.solve_triangular(B, np.eye(P), lower=True)
+        self.B, self.Bpinv, self.N = B, Bpinv, Nul
+        self.P, self.r = P, r
+        self.pinv = Bpinv.T @ Bpinv  # K0^+ (K0^-1 when positive definite)
+        self.proj = np.eye(P) - Nul @ Nul.T  # projector onto the range of K0
+        # (M, E) of the z-stationarity condition ``z M - h E^T = 0`` (see _kkt_pattern)
+        self.M = self.pinv + Nul @ Nul.T
+        self.E = self.proj
+
+    @property
+    def singular(self) -> bool:
+        return self.r < self.P
+
+    def to_w(self, Z):
+        """Coordinates w (rows) of preactivation rows Z (k, P) (of their range part)."""
+        Z = np.atleast_2d(Z)
+        if self.chol is not None:
+            return linalg.solve_triangular(self.chol, Z.T, lower=True).T
+        return Z @ self.Bpinv.T
+
+
+def _kkt_pattern(x, n, m, fac, Ps, Y, T, pos, zero):
     """KKT system of the outlier problem with a fixed sign pattern of the preactivations.
 
     x = [t (P m), A (n m), V (n P)]; z_i,mu = V_i,mu on ``pos`` (> 0) and on the negative set,
     z_i,mu = 0 on ``zero``, where V_i,mu is instead the subgradient theta in [0, 1] of relu at 0.
-    Equations: Ps a_i = t^T relu(z_i); K0^-1 z_i = g_i o (t a_i) with g = Theta(z) (theta on the
-    zero set); sum_i relu(z_i) a_i^T = Y - T t. Returns (F, J) with the analytic Jacobian.
+    Equations: Ps a_i = t^T relu(z_i); ``z_i M = h_i E`` with h_i = g_i o (t a_i),
+    g = Theta(z) (theta on the zero set), ``M = K0^+ + N N^T`` and ``E = I - N N^T`` (the
+    projector onto the range of K0): on the range ``K0^+ z_i = Pi h_i``, i.e. ``z_i = K0 h_i``
+    (the stationarity ``w_i = B^T h_i`` in range coordinates), and ``z_i N = 0``; for a
+    positive-definite K0 this is ``K0^-1 z_i = h_i``. sum_i relu(z_i) a_i^T = Y - T t.
+    Returns (F, J) with the analytic Jacobian.
     """
-    P = K0inv.shape[0]
+    M, E = fac.M, fac.E
+    P = M.shape[0]
     it, ia, iv = 0, P * m, P * m + n * m
     t = x[:ia].reshape(P, m)
     A = x[ia:iv].reshape(n, m)
@@ -174,26 +233,25 @@ def _kkt_pattern(x, n, m, K0inv, Ps, Y, T, pos, zero):
     G = posf + zerof * V
     TA = A @ t.T  # (n, P)
     F1 = Ps * A - R @ t
-    F2 = Z @ K0inv - G * TA
+    F2 = Z @ M - (G * TA) @ E.T
     F3 = R.T @ A - Y + T * t
     F = np.concatenate([F1.ravel(), F2.ravel(), F3.ravel()])
     Nx = x.size
     J = np.zeros((Nx, Nx))
     r1, r2, r3 = 0, n * m, n * m + n * P
     Im = np.eye(m)
+    idx = np.arange(P)
     for i in range(n):
         rows1 = slice(r1 + i * m, r1 + (i + 1) * m)
         J[rows1, ia + i * m: ia + (i + 1) * m] = Ps * Im
         J[rows1, it:ia] = -np.kron(R[i], Im)
         J[rows1, iv + i * P: iv + (i + 1) * P] = -(t * posf[i][:, None]).T
         rows2 = slice(r2 + i * P, r2 + (i + 1) * P)
-        J[rows2, iv + i * P: iv + (i + 1) * P] = (K0inv * (1.0 - zerof[i])[:, None]).T \
-            - np.diag(zerof[i] * TA[i])
-        J[rows2, ia + i * m: ia + (i + 1) * m] = -G[i][:, None] * t
-        blk = np.zeros((P, P, m))
-        idx = np.arange(P)
-        blk[idx, idx, :] = -G[i][:, None] * A[i][None, :]
-        J[rows2, it:ia] = blk.reshape(P, P * m)
+        J[rows2, iv + i * P: iv + (i + 1) * P] = (M * (1.0 - zerof[i])[:, None]).T \
+            - E * (zerof[i] * TA[i])[None, :]
+        J[rows2, ia + i * m: ia + (i + 1) * m] = -E @ (G[i][:, None] * t)
+        # d h_i,mu / d t_mu,r = G_i,mu A_i,r
+        J[rows2, it:ia] = -((E * G[i][None, :])[:, :, None] * A[i][None, None, :]).reshape(P, P * m)
         J[r3:, ia + i * m: ia + (i + 1) * m] = np.kron(R[i][:, None], Im)
         blk3 = np.zeros((P, m, P))
         blk3[idx, :, idx] = posf[i][:, None] * A[i][None, :]
@@ -202,25 +260,50 @@ def _kkt_pattern(x, n, m, K0inv, Ps, Y, T, pos, zero):
     return F, J
 
 
-def _kkt_residuals(t, A, Z, K0inv, Ps, Y, T, zero_tol):
-    """Max-abs KKT residuals of a candidate, with the relu subgradient at z = 0: on entries with
-    |z| <= zero_tol the stationarity residual is the distance of (K0^-1 z)_mu to the interval
-    between 0 and (t a_i)_mu."""
-    R = np.maximum(Z, 0.0)
+def _subgradient(Z, A, t, fac, at0):
+    """Best relu subgradient on the zero entries ``at0`` and the z-stationarity residual
+    ``K0^+ z_i - Pi h_i`` (Pi: projector onto the range of K0), h_i = g_i o (t a_i) with g = 1
+    where z > 0 (not at0), 0 where z < 0 and theta in [0, 1] at0, theta minimising the residual
+    (bounded least squares). For a positive-definite K0 the entries decouple: theta is
+    ``(K0^-1 z)_mu / (t a_i)_mu`` clipped to [0, 1], and the residual on a zero entry is the
+    distance of ``(K0^-1 z)_mu`` to the interval between 0 and ``(t a_i)_mu``.
+    Returns (theta (n, P), zero off at0; residuals (n, P))."""
     TA = A @ t.T
-    S = Z @ K0inv
-    r_z = np.where(Z > zero_tol, S - TA, np.where(Z < -zero_tol, S, 0.0))
-    lo, hi = np.minimum(TA, 0.0), np.maximum(TA, 0.0)
-    at0 = np.abs(Z) <= zero_tol
-    r_z = np.where(at0, np.maximum(lo - S, 0.0) + np.maximum(S - hi, 0.0), r_z)
+    S = Z @ fac.pinv
+    g = ((Z > 0) & ~at0).astype(float)
+    if not fac.singular:
+        theta = np.clip(np.divide(S, TA, out=np.zeros_like(S), where=np.abs(TA) > 0), 0.0, 1.0)
+        theta = np.where(at0, theta, 0.0)
+        return theta, S - (g + theta) * TA
+    theta = np.zeros_like(Z)
+    res = S - (g * TA) @ fac.proj
+    for i in range(Z.shape[0]):
+        j = np.flatnonzero(at0[i] & (TA[i] != 0.0))
+        if j.size:
+            C = fac.proj[:, j] * TA[i, j]  # (P, k): d(Pi h_i)/d theta
+            sol = optimize.lsq_linear(C, res[i], bounds=(0.0, 1.0), method="bvls", tol=1e-14)
+            theta[i, j] = sol.x
+            res[i] = res[i] - C @ sol.x
+    return theta, res
+
+
+def _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol):
+    """Max-abs KKT residuals of a candidate, with the relu subgradient at z = 0 (entries with
+    |z| <= zero_tol): "stationarity_z" is the residual of ``K0^+ z_i = Pi h_i`` with the best
+    subgradient in [0, 1] (:func:`_subgradient`) and, for a singular K0, of ``z_i N = 0``
+    (z_i in the range of K0)."""
+    R = np.maximum(Z, 0.0)
+    _, r_z = _subgradient(Z, A, t, fac, np.abs(Z) <= zero_tol)
+    r_range = Z @ fac.N
     return {
         "stationarity_a": float(np.max(np.abs(Ps * A - R @ t), initial=0.0)),
-        "stationarity_z": float(np.max(np.abs(r_z), initial=0.0)),
+        "stationarity_z": float(max(np.max(np.abs(r_z), initial=0.0),
+                                    np.max(np.abs(r_range), initial=0.0))),
         "output": float(np.max(np.abs(R.T @ A - Y + T * t))),
     }
 
 
-def _polish(t, A, Z, K0inv, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
+def _polish(t, A, Z, fac, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
     """Exact KKT solve by (least-squares) Newton at a fixed sign pattern; entries that leave
     their sign class are moved (active-set style) and the solve is repeated."""
     n, P = Z.shape
@@ -231,15 +314,12 @@ def _polish(t, A, Z, K0inv, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
     nfev = 0
     x = None
     for _ in range(rounds):
-        TA = A @ t.T
-        S = Z @ K0inv
-        theta = np.clip(np.divide(S, TA, out=np.zeros_like(S), where=np.abs(TA) > 0), 0.0, 1.0)
+        theta = _subgradient(Z, A, t, fac, zero)[0]
         V = np.where(zero, theta, Z)
         x = np.concatenate([t.ravel(), A.ravel(), V.ravel()])
 
         def fun(v, pos=pos, zero=zero):
-            return _kkt_pattern(v, n, m, K0inv, Ps, Y, T, pos, zero)
-
+            return _kkt_pattern(v, n, m, fac, Ps, Y, T, pos, zero)
         x, res, k = _newton_lstsq(fun, x, tol)
         nfev += k
         t = x[: P * m].reshape(P, m)
@@ -259,10 +339,41 @@ def _polish(t, A, Z, K0inv, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
     return t, A, Z, nfev
 
 
-def _prune_merge(A, Z, Ps, K0inv, rel=1e-6):
+def _prune_merge(A, Z, Ps, K0pinv, rel=1e-6):
     w = np.linalg.norm(A, axis=1) * np.linalg.norm(np.maximum(Z, 0.0), axis=1)
     keep = w > rel * max(w.max(), 1e-300)
-    return _merge_parallel(A[keep], Z[keep], Ps, K0inv)
+    return _merge_parallel(A[keep], Z[keep], Ps, K0pinv)
+
+
+def _check_representable(K0, Y, cos_tol=1e-10):
+    """Interpolation on a singular K0 needs targets that relu features of range vectors can
+    produce. Exact obstructions checked here: a zero input (K0_mu,mu = 0) has relu(z)_mu = 0,
+    and positively parallel inputs (K0_mu,nu^2 = K0_mu,mu K0_nu,nu, K0_mu,nu > 0; duplicates
+    among them) have relu(z)_nu = c relu(z)_mu with c = sqrt(K0_nu,nu / K0_mu,mu) for every z in
+    the range of K0; ValueError when the targets violate them."""
+    P = K0.shape[0]
+    d = np.diag(K0)
+    ytol = 1e-8 * max(float(np.max(np.abs(Y))), 1e-300)
+    zero = d <= 1e-12 * np.max(d)
+    bad = np.flatnonzero(zero & np.any(np.abs(Y) > ytol, axis=1))
+    if bad.size:
+        raise ValueError(
+            f"Y cannot be interpolated on this K0 (T = 0): training input {bad[0]} is zero "
+            f"(K0[{bad[0]}, {bad[0]}] = {d[bad[0]]:.3g}), so every network output on it is 0, but "
+            f"Y[{bad[0]}] is not; drop that input or pass T > 0 (regression)")
+    live = np.flatnonzero(~zero)
+    s = np.sqrt(d[live])
+    cos = K0[np.ix_(live, live)] / np.outer(s, s)
+    iu, ju = np.nonzero(np.triu(cos >= 1.0 - cos_tol, k=1))
+    for a, b in zip(live[iu], live[ju], strict=True):
+        c = np.sqrt(d[b] / d[a])
+        if np.max(np.abs(Y[b] - c * Y[a])) > ytol:
+            what = "duplicates" if abs(c - 1.0) <= 1e-8 else f"x_{b} = {c:.6g} x_{a}"
+            raise ValueError(
+                f"Y cannot be interpolated on this K0 (rank-deficient, P = {P}; T = 0): training "
+                f"inputs {a} and {b} are positively parallel ({what}), so every network output "
+                f"has f(x_{b}) = {c:.6g} f(x_{a}), but Y[{b}] != {c:.6g} Y[{a}]; merge or drop "
+                "the repeated inputs, or pass T > 0 (regression)")
 
 
 def _row_space_projector(Y):
@@ -272,21 +383,21 @@ def _row_space_projector(Y):
     return Vt[:k].T @ Vt[:k]
 
 
-def _penalised_stage(A, W, m, L, Ps, Y, lam):
-    """L-BFGS on :func:`_penalised_objective` from (A, W); returns (A, W, iterations)."""
-    k, P = W.shape
+def _penalised_stage(A, W, m, B, Ps, Y, lam):
+    """L-BFGS on :func:`_penalised_objective` from (A, W (k, r)); returns (A, W, iterations)."""
+    k, r = W.shape
     x = np.concatenate([A.ravel(), W.ravel()])
-    res = optimize.minimize(_penalised_objective, x, args=(k, m, L, Ps, Y, lam), jac=True,
+    res = optimize.minimize(_penalised_objective, x, args=(k, m, B, Ps, Y, lam), jac=True,
                             method="L-BFGS-B", options={"maxiter": 3000,
                                                          "gtol": 1e-12 * max(1.0, lam),
                                                          "ftol": 1e-15})
-    return res.x[: k * m].reshape(k, m).copy(), res.x[k * m:].reshape(k, P).copy(), int(res.nit)
+    return res.x[: k * m].reshape(k, m).copy(), res.x[k * m:].reshape(k, r).copy(), int(res.nit)
 
 
-def _insert(A, W, t, L, Ps, w_star):
-    """Add a small neuron along the violating direction w* (readout along t^T relu(L w*)),
+def _insert(A, W, t, B, Ps, w_star):
+    """Add a small neuron along the violating direction w* (readout along t^T relu(B w*)),
     reusing a dead neuron when there is one."""
-    v = t.T @ np.maximum(L @ w_star, 0.0)
+    v = t.T @ np.maximum(B @ w_star, 0.0)
     s = 0.1 * np.sqrt(np.mean(np.sum(W * W, axis=1))) + 1e-3
     a_new = s * v / (np.linalg.norm(v) * np.sqrt(Ps))
     live = np.linalg.norm(A, axis=1) * np.linalg.norm(W, axis=1)
@@ -324,12 +435,25 @@ def solve_relu_outliers(
     ``max_t tr(t^T Y)`` subject to ``|t^T relu(z)|^2 <= P z^T K0^-1 z`` for every z, so a KKT
     point whose t satisfies that bound (``dual_margin <= 1``) is the global optimum.
 
+    Range formulation: the preactivations of a network on the training inputs lie in the range
+    of K0, so the problem is posed there, ``zbar = B u`` with ``K0 = B B^T`` and
+    ``|u|^2 = zbar^T K0^+ zbar`` (K0^+ the pseudo-inverse; eigenvalues <= 1e-10 x the largest
+    count as zero); everywhere above K0^-1 reads K0^+, stationarity reads ``zbar = K0 [g o
+    (t abar)]`` and the dual bound is over z in the range. A singular K0 (fewer independent
+    input directions than training inputs, e.g. N0 < P) is therefore solved, not rejected;
+    for a positive-definite K0 (B = chol(K0)) it is the problem above, with the same results.
+    With a singular K0 an interpolant need not exist (relu(z), z in the range, need not span
+    the targets): repeated or positively parallel inputs with inconsistent targets, or a zero
+    input with a nonzero target, raise ValueError at T = 0; other infeasible targets give an
+    uncertified result whose message says so. The predictor on a test input uses
+    ``zbar_i(x) = zbar_i^T K0^+ k0(x)``.
+
     With ``T > 0`` the interpolation constraint is replaced by the finite-temperature output
     ``sum_i abar_i relu(zbar_i)^T = (Y - T t)^T`` (notes §2.3 (S1)), i.e. the weight-decay
     regression ``min cost + |F - Y|^2 / (2T)`` with ``t = (Y - F)/T`` [RECON, outlier-only].
 
     Algorithm (conditional gradient with sliding neurons): the weight-decay regression
-    ``cost + |F - Y|^2/(2 lam)`` is minimised over ``n_neurons`` neurons (L-BFGS, z = chol(K0) w)
+    ``cost + |F - Y|^2/(2 lam)`` is minimised over ``n_neurons`` neurons (L-BFGS, z = B w)
     for decreasing lam (down to T, or to 1e-7 x the data scale at T = 0); after each stage the
     dual margin is searched (multi-start L-BFGS, :func:`_pricing`) with ``t = (Y - F)/lam``, and
     a neuron is inserted in the most violating direction while the margin exceeds 1 (at most
@@ -342,7 +466,7 @@ def solve_relu_outliers(
     Parameters
     ----------
     K0 : (P, P)        input kernel X^T X / N0 (inputs as columns of X; symmetric positive
-                       definite).
+                       semi-definite, possibly singular: solved on its range).
     Y : (P, m)         targets, one row per training input, m = number of outputs.
     sigma_a2 : float   readout prior variance sigma_a^2 > 0; default 1/P (the paper's scaling).
                        The cost weighs |abar|^2 by its inverse ``1/sigma_a2`` (called P above).
@@ -369,8 +493,10 @@ def solve_relu_outliers(
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     report = as_progress(progress, "solve_relu_outliers")
-    K0, L = _check_gram(K0)
-    Pn = K0.shape[0]
+    K0, B, Bpinv, Nul = _check_psd_gram(K0)
+    fac = _Factor(K0, B, Bpinv, Nul)
+    B = fac.B
+    Pn, rank = B.shape
     Y = _check_targets(Y, Pn)
     m = Y.shape[1]
     if P is not None:  # deprecated spelling: P = inverse readout prior variance = 1/sigma_a2
@@ -387,9 +513,10 @@ def solve_relu_outliers(
     maxiter = check_int("maxiter", maxiter, minimum=1)
     if not np.any(Y):
         raise ValueError("Y must not be all zero (the minimum-norm solution is then empty)")
+    if T == 0 and rank < Pn:
+        _check_representable(K0, Y)
     rng = as_rng(seed)
-    Linv = linalg.solve_triangular(L, np.eye(Pn), lower=True)
-    K0inv = Linv.T @ Linv
+    K0pinv = fac.pinv  # K0^+ (K0^-1 for a positive-definite K0)
     Pi = _row_space_projector(Y)
     lam_end = T if T > 0 else 1e-4
     lams = [lam for lam in (1.0, 1e-1, 1e-2, 1e-3) if lam > lam_end] + [lam_end]
@@ -403,38 +530,40 @@ def solve_relu_outliers(
     n_lbfgs = 0
     for restart in range(n_restarts):
         A = rng.standard_normal((n, m)) / np.sqrt(Ps)
-        W = rng.standard_normal((n, Pn)) / np.sqrt(Pn)
+        W = rng.standard_normal((n, rank)) / np.sqrt(Pn)
         stages = 0
         out_of_budget = False
         schedule = lams
         while True:
             for j, lam in enumerate(schedule):
                 while True:
-                    A, W, k_nit = _penalised_stage(A, W, m, L, Ps, Y, lam)
+                    A, W, k_nit = _penalised_stage(A, W, m, B, Ps, Y, lam)
                     stages += 1
                     n_lbfgs += k_nit
                     # an insertion needs one more stage here and leaves the rest of the schedule
                     if stages + 1 + (len(schedule) - j - 1) > maxiter:
                         break
-                    t = (Y - np.maximum(W @ L.T, 0.0).T @ A) / lam
-                    margin, w_star = _pricing(t @ Pi, L, Ps, rng, W, n_random)
+                    t = (Y - np.maximum(W @ B.T, 0.0).T @ A) / lam
+                    margin, w_star = _pricing(t @ Pi, fac, Ps, rng, W, n_random)
                     report(f"restart {restart + 1}/{n_restarts}, stage {stages}/{maxiter}: "
                            f"penalty {lam:.3g}, {A.shape[0]} neurons, dual margin {margin:.6f}")
                     if margin <= 1.0 + 1e-3 or w_star is None:
                         break
-                    A, W = _insert(A, W, t, L, Ps, w_star)
-            Z = W @ L.T
+                    A, W = _insert(A, W, t, B, Ps, w_star)
+            Z = W @ B.T
             t = (Y - np.maximum(Z, 0.0).T @ A) / lam_end
-            A, Z = _prune_merge(A, Z, Ps, K0inv)
-            t, A, Z, nfev = _polish(t @ Pi, A, Z, K0inv, Ps, Y, T, tol)
+            A, Z = _prune_merge(A, Z, Ps, K0pinv)
+            t, A, Z, nfev = _polish(t @ Pi, A, Z, fac, Ps, Y, T, tol)
             t = t @ Pi
-            A, Z = _prune_merge(A, Z, Ps, K0inv)
-            W = np.array([linalg.solve_triangular(L, z, lower=True) for z in Z])
+            A, Z = _prune_merge(A, Z, Ps, K0pinv)
+            W = fac.to_w(Z)  # coordinates w_i (of the range part)
+            if fac.singular:  # z_i exactly in the range of K0 (the polish holds it there to tol)
+                Z = W @ B.T
             zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
-            res_d = _kkt_residuals(t, A, Z, K0inv, Ps, Y, T, zero_tol)
+            res_d = _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol)
             resid = max(res_d.values())
             ok_kkt = resid <= 10 * max(tol, 1e-8)
-            margin, w_star = _pricing(t, L, Ps, rng, W, n_random)
+            margin, w_star = _pricing(t, fac, Ps, rng, W, n_random)
             certified = ok_kkt and margin <= 1.0 + 1e-6
             if certified or w_star is None:
                 break
@@ -443,10 +572,10 @@ def solve_relu_outliers(
                 break
             # sliding continues from the polished neurons plus one inserted in the violating
             # direction, at the final penalty only
-            A, W = _insert(A, W, t, L, Ps, w_star)
+            A, W = _insert(A, W, t, B, Ps, w_star)
             schedule = [lam_end]
         nit += stages
-        cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0inv)))
+        cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0pinv)))
         if T > 0:
             cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
         cand = (t, A, Z, float(cost), resid, res_d, ok_kkt, out_of_budget)
@@ -454,8 +583,7 @@ def solve_relu_outliers(
                 (not best[6] and not ok_kkt and resid < best[4]):
             best = cand
     t, A, Z, cost, resid, res_d, ok_kkt, out_of_budget = best
-    margin, _ = _pricing(t, L, Ps, rng, np.array([linalg.solve_triangular(L, z, lower=True)
-                                                  for z in Z]), n_random + Pn)
+    margin, _ = _pricing(t, fac, Ps, rng, fac.to_w(Z), n_random + Pn)
     ok = ok_kkt and margin <= 1.0 + 1e-6
     msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
            f"margin {margin:.8f} ({nit} stages, {n_lbfgs} L-BFGS steps)")
@@ -463,6 +591,12 @@ def solve_relu_outliers(
     if not ok:
         why = ("; dual margin > 1: another neuron direction would lower the cost"
                if margin > 1.0 + 1e-6 else "; KKT system not solved to tolerance")
+        if fac.singular and T == 0 and res_d["output"] > 1e-6 * float(np.max(np.abs(Y))):
+            # the likely reason on a singular K0: no interpolant exists (t diverges with 1/lam)
+            why = (f"; the output constraint is violated by {res_d['output']:.2e}: K0 is "
+                   f"singular (rank {rank} < P = {Pn}), and relu(z) with z in the range of K0 "
+                   "need not span the targets, so the interpolation problem is probably "
+                   "infeasible (T > 0, regression, always has a solution)")
         if out_of_budget:
             status = Status.MAX_ITERATIONS
             why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
@@ -482,7 +616,7 @@ def solve_relu_outliers(
     return out
 
 
-def _merge_parallel(A, Z, Ps, K0inv, tol=1e-4):
+def _merge_parallel(A, Z, Ps, K0pinv, tol=1e-4):
     """Merge neurons with the same active pattern direction (relu(z) parallel): the pair is
     replaced by one balanced neuron with the same output contribution."""
     R = np.maximum(Z, 0.0)
@@ -503,8 +637,8 @@ def _merge_parallel(A, Z, Ps, K0inv, tol=1e-4):
         c = sum(A[j] * np.linalg.norm(R[j]) for j in group)
         j0 = max(group, key=lambda j: np.linalg.norm(A[j]) * np.linalg.norm(R[j]))
         zhat = Z[j0] / np.linalg.norm(R[j0])
-        # balance: Ps |a|^2 = s^2 zhat^T K0^-1 zhat with a = c / s
-        q = float(zhat @ K0inv @ zhat)
+        # balance: Ps |a|^2 = s^2 zhat^T K0^+ zhat with a = c / s
+        q = float(zhat @ K0pinv @ zhat)
         s = (Ps * (c @ c) / q) ** 0.25
         outA.append(c / s)
         outZ.append(s * zhat)

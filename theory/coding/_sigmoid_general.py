@@ -33,7 +33,7 @@ from ._general_core import (
     _solve_general,
     _solve_general_continuation,
 )
-from ._problem import _check_anneal, _check_gram, _check_labels, _check_start, _check_targets
+from ._problem import _check_anneal, _check_labels, _check_psd_gram, _check_start, _check_targets
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 from ._toy_core import _residual_parts
 
@@ -251,13 +251,9 @@ def solve_sigmoid_general(
                      lambda, smoothing stage and objective) or a callable receiving each message.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
-    K0, _ = _check_gram(K0, cholesky=False)
-    lam = np.linalg.eigvalsh(K0)
-    if lam[0] < -1e-10 * max(lam[-1], 1e-300) or lam[-1] <= 0:
-        raise ValueError(f"K0 must be positive semi-definite and nonzero, got smallest "
-                         f"eigenvalue {lam[0]:.3g}")
-    singular = lam[0] <= 1e-10 * lam[-1]
+    K0, B, _, _ = _check_psd_gram(K0)
     P = K0.shape[0]
+    singular = B.shape[1] < P
     Y = _check_targets(Y, P)
     m = Y.shape[1]
     activation = _check_tilted_activation(activation)
@@ -278,7 +274,7 @@ def solve_sigmoid_general(
     rng = as_rng(seed)
     report = as_progress(progress, "solve_sigmoid_general")
     if singular and strategy not in ("auto", "bundle"):
-        raise ValueError(f"K0 is singular (rank {np.sum(lam > 1e-10 * lam[-1])} of {P}): "
+        raise ValueError(f"K0 is singular (rank {B.shape[1]} of {P}): "
                          f"strategy={strategy!r} needs a positive-definite K0; use "
                          "strategy='bundle' or 'auto', which solve on the range of K0")
     if strategy == "bundle" or (strategy == "auto" and (singular or (
