@@ -1,7 +1,8 @@
 """Effective samples per second: blocked Gibbs (exact readout) with a Metropolis-adjusted hidden
 block (HMC with ``n_leapfrog`` steps, or MALA when 0; step size adapted by dual averaging during
 warm-up) vs the unadjusted Langevin chain the cases use, on the linear and the sigmoid toy of
-seed 000.
+seed 000 (the sigmoid toy at the quick case's T = 0.002, where codes freeze, and at 0.5 T_c,
+where they switch).
 
 Both samplers start from the same prior draw, burn in (not timed: ULA for the case's burn-in in
 paper time, the Gibbs-MALA chain for its step-size adaptation plus as many steps), then run for
@@ -42,6 +43,10 @@ _TOYS = {
                    burn_time=100.0),
     "sigmoid": dict(N=100, P=100, N0=120, T=0.002, dt=0.02, activation="sigmoid_erf",
                     y_minus=0.5, burn_time=100.0),
+    # the same task at T = 0.041 = 0.5 T_c (coding/sigmoid-temperature): codes can switch, so the
+    # code fractions measure mixing between codes (at T = 0.002 they freeze in both samplers)
+    "sigmoid-0.5Tc": dict(N=100, P=100, N0=120, T=0.041, dt=0.02, activation="sigmoid_erf",
+                          y_minus=0.5, burn_time=100.0),
 }
 
 
@@ -96,7 +101,7 @@ def _summ(x, secs):
 def bench_mcmc_ess(toy: str, *, device="auto", n_chains: int = 8, gibbs_dt: float = 1.0,
                    n_leapfrog: int = 10, min_time: float = 10.0) -> dict:
     """ULA at the case's dt vs Gibbs (exact readout) + HMC (``n_leapfrog`` > 0) or MALA (0) on
-    the hidden block on ``toy`` ("linear" or "sigmoid")."""
+    the hidden block on ``toy`` ("linear", "sigmoid" or "sigmoid-0.5Tc")."""
     c = _TOYS[toy]
     dev = resolve_device(device)
     post, labels = _posterior(toy, dev)
@@ -170,7 +175,8 @@ def format_bench_mcmc(res: list) -> str:
 
 @register_benchmark("sampler-ess", devices=("cpu", "cuda"),
                     description="ESS/s of U[0,0] and code fractions: Gibbs (exact readout) + "
-                                "HMC hidden block vs ULA at the case's dt, linear and sigmoid toy")
+                                "HMC hidden block vs ULA at the case's dt, linear toy, sigmoid toy "
+                                "at T = 0.002 and at 0.5 T_c")
 def _run_mcmc(*, device: str, min_time: float) -> BenchResult:
     res = [bench_mcmc_ess(toy, device=device, min_time=10 * min_time) for toy in _TOYS]
     return BenchResult("sampler-ess", {"runs": res}, format_bench_mcmc(res))
