@@ -65,5 +65,6 @@ def test_gp_validation():
     same = nngp_posterior(dup, np.ones((4, 1)), np.ones(1), np.ones((4, 1)))
     np.testing.assert_allclose(same.mean, [[1.0]], atol=1e-12)
     np.testing.assert_allclose(same.variance, [0.0], atol=1e-12)
-    with pytest.raises(ValueError, match=r"singular \(rank 1 of 4\) and Y is not in its range.*pass noise > 0"):
+    with pytest.raises(ValueError,
+                       match=r"singular \(rank 1 of 4\) and Y is not in its range.*pass noise > 0"):
         nngp_posterior(dup, np.ones((4, 1)), np.ones(1), np.arange(4.0)[:, None])

@@ -79,3 +79,24 @@ def test_bundle_reports_an_exhausted_budget():
     s = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", maxiter=3)
     assert not s.converged and s.status.name == "MAX_ITERATIONS"
     assert "maxiter" in s.message
+
+
+def test_general_search_finds_the_maximum_sign_patterns_missed():
+    """Fashion-MNIST classes 5, 6, 9, P = 30 (the first problem of ``richlazy bench --only
+    sigmoid-data``; K0, Y and the t where the continuation used to stop are stored in
+    data_fashion_559.npz). At that t a search from the class patterns alone tops out at
+    Q = 181.550, the continuation's tied codes (its former global check, class patterns plus 40
+    random sign patterns, reported them as global), while a maximum at Q = 183.377 exists; 10
+    prior draws z ~ N(0, K0) among the starts find it."""
+    import pathlib
+
+    from richlazy.theory.coding._general_core import _GeneralNeuron, _GeneralSearch
+
+    d = np.load(pathlib.Path(__file__).parent / "data_fashion_559.npz")
+    neuron = _GeneralNeuron(d["K0"], "sigmoid_erf")
+    patterns_only = _GeneralSearch(neuron, d["Y"], 0, np.random.default_rng(0)).maxima(
+        d["t"], full=True)[1]
+    with_draws = _GeneralSearch(neuron, d["Y"], 10, np.random.default_rng(0)).maxima(
+        d["t"], full=True)[1]
+    assert 30 * patterns_only[0] == pytest.approx(181.550, abs=1e-3)
+    assert 30 * with_draws[0] == pytest.approx(183.377, abs=1e-3)
