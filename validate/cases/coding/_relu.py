@@ -20,8 +20,9 @@ How the samples are read (:func:`outlier_summary`):
   outliers split along the same ray they are the values of the merged one);
 * the bulk readout a_0 and the bulk mean activations are averages over the non-outlier neurons.
 
-Sampling. Chains started from the prior do not reach the one-outlier-per-class state within any
-affordable time: they first grow many mid-sized single-class outliers (class 0, the large class,
+Sampling. ULA chains started from the prior do not reach the one-outlier-per-class state within
+any affordable time (Gibbs-HMC chains do, in about 40 000 steps: docs/validation.md): they first
+grow many mid-sized single-class outliers (class 0, the large class,
 lagging, partly carried by the bulk, as the notes §10.7 observed at N = 200), which then coarsen
 slowly. The equilibrium comparison therefore uses chains started from a *seeded* state -- one
 single-class neuron per class at generic amplitudes (readout ``amp sqrt(N) y_c / 2``, class-c
