@@ -15,6 +15,8 @@ import itertools
 
 import numpy as np
 
+from ._toy_core import _linear_part
+
 __all__: list[str] = []
 
 
@@ -53,7 +55,7 @@ def _finite_P_state(t, search, Yc, P, rule, T=0.0):
     Z = p.sum()
     p /= Z
     logZ = mx + np.log(Z)
-    phi_P = logZ / P - np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1))
+    phi_P = logZ / P - _linear_part(rho, t, Yc, T)
     G = rho[None, :, None] * p1[:, :, None] * pts[:, None, :]  # grad_t g at every node (k, c, i)
     Gm = np.einsum("k,kci->ci", p, G)
     F = Gm - rho[:, None] * (Yc - T * t)

@@ -71,6 +71,7 @@ from ._toy_core import (
     _CodeProblem,
     _exact_system,
     _join_tied,
+    _linear_part,
     _residual_parts,
     _Search,
     _select_from_system,
@@ -391,7 +392,7 @@ def solve_sigmoid_toy(
                                                     maxiter, T)
         fail_status = Status.NUMERICAL_FAILURE if stalled else Status.MAX_ITERATIONS
         A, Pg, covs = st["A"], st["weights"], st["covs"]
-        g_value = float(st["phi"] + np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1)))
+        g_value = float(st["phi"] + _linear_part(rho, t, Yc, T))
         grad = neuron.evaluate(A, t)[1]
         res = {
             "output": float(np.max(np.abs(st["mean_out"] - Yc + T * t))),

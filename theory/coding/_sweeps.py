@@ -140,21 +140,21 @@ def locate_code_transition(y_lo: float, y_hi: float, *, ratios, y_plus: float = 
     if ca == cb:
         raise ValueError(f"the active code sets at y_lo={a} and y_hi={b} are equal ({ca}); "
                          f"nothing to locate")
-    (a, b), cb = _bisect(codes, lambda cc: cc != ca, a, b, cb, atol)
+    (a, b), _, cb = _bisect(codes, lambda cc: cc != ca, a, b, ca, cb, atol)
     return {"y_minus": 0.5 * (a + b), "interval": (a, b), "before": ca, "after": cb}
 
 
-def _bisect(evaluate, changed, a, b, value_b, atol):
-    """Shrink [a, b] (``changed(evaluate(a))`` false, ``changed(value_b)`` true) to width atol;
-    returns the final interval and the value at its right end."""
+def _bisect(evaluate, changed, a, b, value_a, value_b, atol):
+    """Shrink [a, b] (``changed(value_a)`` false, ``changed(value_b)`` true; ``value_x =
+    evaluate(x)``) to width atol; returns the final interval and the values at its ends."""
     while b - a > atol:
         c = 0.5 * (a + b)
         vc = evaluate(c)
         if changed(vc):
             b, value_b = c, vc
         else:
-            a = c
-    return (a, b), value_b
+            a, value_a = c, vc
+    return (a, b), value_a, value_b
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,6 +259,6 @@ def locate_critical_temperature(T_lo: float, T_hi: float, *, ratios, class_targe
         raise ValueError(f"T_lo={T_lo} must have several active codes, got {lo}; lower T_lo")
     if len(hi) != 1:
         raise ValueError(f"T_hi={T_hi} must have a single active code, got {hi}; raise T_hi")
-    (a, b), hi = _bisect(active, lambda c: len(c) == 1, T_lo, T_hi, hi, atol)
-    return {"T_c": 0.5 * (a + b), "interval": (a, b), "codes_below": active(a),
+    (a, b), lo, hi = _bisect(active, lambda c: len(c) == 1, T_lo, T_hi, lo, hi, atol)
+    return {"T_c": 0.5 * (a + b), "interval": (a, b), "codes_below": lo,
             "code_above": next(iter(hi))}

@@ -170,6 +170,12 @@ class _Search:
         return A, g, H
 
 
+def _linear_part(rho, t, Yc, T):
+    """The explicit part ``sum_c rho_c t_c . (y_c - T t_c / 2)`` of the toy's outer objective
+    ``Phi(t) = max_a g_t(a) - sum_c rho_c t_c . y_c + (T/2) sum_c rho_c |t_c|^2`` (subtracted)."""
+    return float(np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1)))
+
+
 def _smoothed(t_flat, search, Yc, beta, T=0.0):
     """Phi_beta(t) = (1/beta) log sum_gamma exp(beta g_gamma) - sum_c rho_c t_c . y_c
     + (T/2) sum_c rho_c |t_c|^2 (the last term: rescaled temperature T, notes §2.3), gradient.
@@ -186,7 +192,7 @@ def _smoothed(t_flat, search, Yc, beta, T=0.0):
     w /= Zw
     H = A @ t.T
     p1 = neuron.psi(H)[1]
-    val = gmax + np.log(Zw) / beta - np.sum(rho * np.sum(t * (Yc - 0.5 * T * t), axis=1))
+    val = gmax + np.log(Zw) / beta - _linear_part(rho, t, Yc, T)
     grad = rho[:, None] * (np.einsum("k,kc,ki->ci", w, p1, A) - Yc + T * t)
     return val, grad.ravel()
 

@@ -63,7 +63,13 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
     tc = locate_critical_temperature(0.02, 0.3, ratios=rho, class_targets=Yc, atol=1e-5)
     Tc = tc["T_c"]
     Ts = [round(f * Tc, 5) for f in cfg["T_over_Tc"]]
-    sweep = sweep_temperature(Ts, ratios=rho, class_targets=Yc, throw=True)
+    # one sweep for the figure's curves and the sampled temperatures (on the same grid)
+    grid = np.unique(np.concatenate([np.linspace(0.0, 1.6 * Tc, 33), np.asarray(Ts)]))
+    curves = sweep_temperature(grid, ratios=rho, class_targets=Yc)
+    sweep = [curves[int(np.searchsorted(grid, T))] for T in Ts]
+    bad = [T for T, s in zip(Ts, sweep, strict=True) if not s.converged]
+    if bad:
+        raise RuntimeError(f"the theory did not converge at T = {bad}: {curves.message}")
     task = orthogonal_toy_task(P, N0, ratios=_RATIOS, y_plus=1.0, y_minus=_Y_MINUS,
                                seed=ctx.child_seed(0))
     labels = task.labels
@@ -108,7 +114,7 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
                 for g, (lab, k) in enumerate(zip(sol.code_strings(), keys, strict=True))}
         sampled.append({code_label([(k >> j) & 1 for j in range(m)]): float((keys_t == k).mean())
                         for k in np.unique(keys_t)})
-    figs = _figure(ctx, Tc, Ts, sampled, rho, Yc)
+    figs = _figure(ctx, Tc, Ts, sampled, grid, curves)
     notes = (f"T_c = {Tc:.5f} (P -> inf; codes just below: "
              f"{ {c: round(w, 4) for c, w in tc['codes_below'].items()} }, above: "
              f"{tc['code_above']}). Theory populations per T: "
@@ -146,9 +152,7 @@ def _threshold_free(sol, F, A, N, note, prefix):
     return qs
 
 
-def _figure(ctx, Tc, Ts, sampled, rho, Yc):
-    grid = np.unique(np.concatenate([np.linspace(0.0, 1.6 * Tc, 33), np.asarray(Ts)]))
-    curves = sweep_temperature(grid, ratios=rho, class_targets=Yc)
+def _figure(ctx, Tc, Ts, sampled, grid, curves):
     pops, reads = curves.populations(), curves.readouts()
     with ctx.figure("code_populations_vs_T.png", 1, 2, figsize=(10, 3.6)) as (_fig, axes):
         for j, (code, pop) in enumerate(pops.items()):
