@@ -65,7 +65,7 @@ from ..checks import (
 )
 from ..kernels._tilted import _check_tilted_activation, _saddle_flat, tilted_density
 from ._problem import _check_anneal, _check_labels, _check_start, _check_toy_problem
-from ._sigmoid_finite_p import _finite_P_solve
+from ._sigmoid_finite_p import _code_summary, _finite_P_solve
 from ._toy_core import (
     _anneal_and_refine,
     _CodeProblem,
@@ -113,6 +113,15 @@ class SigmoidToySolution(SolverStatus):
                             P_gamma is the P -> infinity limit of the finite-P weights [OURS].
     ratios, class_targets, P, activation, fluctuations, threshold : the problem.
     T : float               the rescaled temperature (0: interpolation).
+    code_fractions : dict   code label ('1-1-0') -> fraction of neurons whose thresholded class
+                            mean activations show that code. P = None: the summed P_gamma of the
+                            peaks with that code. Finite P: the posterior mass, with a neuron's
+                            code read from its empirical class means over the P rho_c inputs of
+                            each class, as a sampler reads it (central-limit approximation; see
+                            the finite-P module). Codes here can be missing from ``codes``: at
+                            finite P the tails of the peaks cross the threshold.
+    code_readouts : dict    code label -> (m,) mean readout of the neurons with that code.
+    code_activations : dict code label -> (k,) mean empirical class activations of those neurons.
     """
 
     t: np.ndarray
@@ -138,6 +147,9 @@ class SigmoidToySolution(SolverStatus):
     threshold: float
     mean_output_classes: np.ndarray = field(repr=False, default=None)
     T: float = 0.0
+    code_fractions: dict = field(repr=False, default_factory=dict)
+    code_readouts: dict = field(repr=False, default_factory=dict)
+    code_activations: dict = field(repr=False, default_factory=dict)
 
     @property
     def n_codes(self) -> int:
@@ -328,7 +340,10 @@ def solve_sigmoid_toy(
     n_random : int              random starts of the maximum search.
     seed : int or Generator     randomness of those starts (:func:`richlazy.theory.checks.as_rng`).
     n_nodes, search_nodes       Gauss-Hermite nodes for psi: final equations / during the search.
-    quad_nodes : int            nodes per dimension of the finite-P readout quadrature.
+    quad_nodes : int            finite P: Gauss-Hermite nodes per dimension of the per-peak
+                                readout quadrature, used for m > 3 outputs, the linear
+                                activation, or a P so large that the lattice used otherwise
+                                would be too fine.
     atol : float                max-abs residual tolerance (default 1e-10; ``tol=`` is its
                                 deprecated spelling).
     maxiter : int >= 1          finite P: Newton steps (one Jacobian solve + its line search each);
@@ -407,13 +422,8 @@ def solve_sigmoid_toy(
                f"decrease); try more quad_nodes or another t0" if stalled else
                f"finite-P Newton ran out of maxiter={maxiter} iterations; increase maxiter or "
                f"quad_nodes")
-        # peaks must be well separated for the per-peak quadrature
-        for i in range(A.shape[0]):
-            for j in range(i + 1, A.shape[0]):
-                d = A[i] - A[j]
-                if d @ np.linalg.solve(covs[i], d) < 64.0:
-                    msg += "; warning: readout peaks overlap (< 8 std), the quadrature double counts"
         n = A.shape[0]
+        summary = _code_summary(st["nodes"], threshold, P * rho)
     H = A @ t.T
     if fluctuations:
         _, p1, p2 = neuron.psi(H)
@@ -425,6 +435,7 @@ def solve_sigmoid_toy(
         zs = _saddle_flat(np.ascontiguousarray(H.ravel()), activation)[3].reshape(H.shape)
     if P is None:
         mean_out = np.einsum("g,gc,gr->cr", Pg, p1, A)
+        summary = _code_summary((A, Pg, p1, p2), threshold, None)
     else:
         mean_out = st["mean_out"]
     resid = max(res.values())
@@ -439,6 +450,9 @@ def solve_sigmoid_toy(
         global_gap=gap, other_maxima=other, other_g=other_g, readout_covariances=covs,
         weight_null_space=null, ratios=rho, class_targets=Yc, P=P, activation=activation,
         fluctuations=fluctuations, threshold=threshold, mean_output_classes=mean_out, T=T,
+        code_fractions={c: v[0] for c, v in summary.items()},
+        code_readouts={c: v[1] for c, v in summary.items()},
+        code_activations={c: v[2] for c, v in summary.items()},
     )
     raise_if_failed(out, throw)
     return out

@@ -7,19 +7,25 @@ equations at rescaled temperature T: outer objective ``+ (T/2) sum_c rho_c |t_c|
 at several T below and above T_c (Gibbs-HMC: exact readout draw, HMC of the hidden block).
 Compared at each T: the code fractions, the class-mean training outputs against ``y_c - T t_c``
 (the finite-T output constraint), and the mean readout over all neurons. Per-code readouts and
-mean activations are compared only where the theory has a single code (above T_c). Below T_c a
-neuron's code is read off by thresholding its mean activations at 1/2, and at P = 100 the
-readout peaks of the codes are only 3-8 Laplace standard deviations apart. The mean readout of
-the neurons assigned to a code is then the mean of the finite-P posterior ``exp(P g)`` over the
-threshold region, not the P -> inf mode; the case reports both without comparing them
-(docs/coding_sigmoid.md).
+mean activations are compared with the finite-P theory at the sampled P
+(``solve_sigmoid_toy(P=...)``): a neuron's code is read off by thresholding its empirical class
+mean activations at 1/2, and at P = 100 the readout peaks of the codes are only 3-8 Laplace
+standard deviations apart, so the neurons assigned to a code are the finite-P posterior
+``exp(P g)`` over that code's threshold region, not the P -> inf mode (which the notes report
+beside). The finite-P theory also predicts the small fraction of neurons in codes outside the
+P -> inf set (tails of the peaks crossing the threshold).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
-from richlazy.theory import locate_critical_temperature, sweep_temperature, toy_class_targets
+from richlazy.theory import (
+    locate_critical_temperature,
+    solve_sigmoid_toy,
+    sweep_temperature,
+    toy_class_targets,
+)
 
 from ...codes import code_label, neuron_codes
 from ...core._compare import compare
@@ -84,7 +90,12 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
     note = (f"theory: finite-T P -> infinity equations at the same T; abs tolerance 4 SE + 3/N "
             f"(N={N}) for fractions and outputs, rel tolerance 3/N + 4 SE for readouts and "
             "activations (finite-N and finite-P corrections O(1/N), O(1/P) fixed in advance)")
-    qs, sampled, below, seconds = [], [], {}, 0.0
+    note_fin = (f"theory: finite-P solution at the sampled P={P} and T (codes read from the "
+                f"empirical class means of P rho_c inputs, as sampled); rel tolerance 3/N + 4 SE "
+                f"for readouts and activations, abs 4 SE + 3/N for fractions (N={N}), fixed in "
+                "advance")
+    finite = [solve_sigmoid_toy(rho, Yc, P=P, T=T, throw=True) for T in Ts]
+    qs, sampled, modes, seconds = [], [], {}, 0.0
     for i, (T, sol) in enumerate(zip(Ts, sweep, strict=True)):
         n_steps = cfg["n_steps"][i]
         _, run = sample_posterior(
@@ -102,16 +113,16 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
         prefix = f"T={T:g} ({T / Tc:.2f} T_c): "
         qs += code_fraction_quantities(sol, keys_t, N, note, prefix=prefix)
         qs += _threshold_free(sol, F, A, N, note, prefix)
-        keys = [int((c * (1 << np.arange(m))).sum()) for c in sol.codes]
-        if sol.n_codes == 1:
-            qs += code_readout_quantities(keys, sol.a_gamma, sol.mean_activations, keys_t, A, cm,
-                                          N, note, prefix=prefix)
-        else:  # reported, not compared (see the module docstring)
-            below[f"T={T:g}"] = {
-                lab: (np.round(sol.a_gamma[g], 3).tolist(),
-                      np.round(A[keys_t == k].mean(axis=0), 3).tolist() if (keys_t == k).any()
-                      else None)
-                for g, (lab, k) in enumerate(zip(sol.code_strings(), keys, strict=True))}
+        fin = finite[i]
+        qs.append(_outside_fraction(sol, fin, keys_t, N, note_fin, prefix))
+        shown = [c for c, f in fin.code_fractions.items() if f >= _MIN_CODE_FRACTION]
+        keys = [_key(c) for c in shown]
+        qs += code_readout_quantities(
+            keys, np.array([fin.code_readouts[c] for c in shown]),
+            np.array([fin.code_activations[c] for c in shown]), keys_t, A, cm, N, note_fin,
+            prefix=prefix + "finite-P theory, ")
+        modes[f"T={T:g}"] = {lab: np.round(sol.a_gamma[g], 3).tolist()
+                             for g, lab in enumerate(sol.code_strings())}
         sampled.append({code_label([(k >> j) & 1 for j in range(m)]): float((keys_t == k).mean())
                         for k in np.unique(keys_t)})
     figs = _figure(ctx, Tc, Ts, sampled, grid, curves)
@@ -120,12 +131,35 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
              f"{tc['code_above']}). Theory populations per T: "
              f"{[dict(zip(s.code_strings(), np.round(s.P_gamma, 3).tolist(), strict=True)) for s in sweep]}; "
              f"sampled: {[{c: round(v, 3) for c, v in d.items()} for d in sampled]}. "
-             "Per-code readouts below T_c (theory mode, sampled mean over the neurons in the "
-             f"code), not compared: {below}. Gibbs-HMC steps per T {list(cfg['n_steps'])} x "
+             "Finite-P code fractions per T: "
+             f"{[{c: round(f, 4) for c, f in s.code_fractions.items() if f >= 1e-4} for s in finite]}. "
+             f"P -> inf readout modes per code: {modes}. Gibbs-HMC steps per T {list(cfg['n_steps'])} x "
              f"{cfg['n_chains']} chains (half burn-in); sampling took {seconds:.1f} s.")
     params = dict(cfg, T=Ts, T_c=Tc, m=m, ratios=list(_RATIOS), y_plus=1.0, y_minus=_Y_MINUS,
                   sigma_a2=1.0 / P)
     return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)
+
+
+# codes whose per-code readouts are compared: at least this finite-P fraction of the neurons
+_MIN_CODE_FRACTION = 0.02
+
+
+def _key(label):
+    return int(sum(int(b) << j for j, b in enumerate(label.split("-"))))
+
+
+def _outside_fraction(sol, fin, keys_t, N, note, prefix):
+    """The fraction of neurons in codes the P -> inf theory lacks, vs the finite-P theory's."""
+    E = keys_t.shape[1]
+    predicted = [_key(c) for c in sol.code_strings()]
+    th = sum(f for c, f in fin.code_fractions.items() if _key(c) not in predicted)
+    per_step = (~np.isin(keys_t, predicted)).mean(axis=2)  # (S, E)
+    per_chain = per_step.mean(axis=0)
+    f = per_chain.mean()
+    se = max(np.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_chain)[1]))
+    return compare(f"{prefix}finite-P theory, fraction of neurons in codes outside the P -> inf "
+                   "set", th, f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, note=note,
+                   mixing=per_step)
 
 
 def _threshold_free(sol, F, A, N, note, prefix):
