@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.validate.cases.coding._sigmoid import code_fraction_quantities
-from richlazy.validate.cases.coding._temperature import _threshold_free
+from richlazy.validate.cases.coding._temperature import _outside_fraction, _threshold_free
 
 RHO = np.array([0.5, 0.25, 0.25])
 N, S, E = 100, 40, 4
@@ -52,3 +52,20 @@ def test_code_fractions_against_the_theory(single):
     qs = code_fraction_quantities(single, keys, N, "note")
     assert qs[0].simulation == pytest.approx(0.8) and qs[1].simulation == pytest.approx(0.2)
     assert not qs[0].passed and not qs[1].passed
+
+
+def test_fraction_outside_the_infinite_P_codes_against_the_finite_P_theory(single):
+    """At T = 0.15 and P = 100 the finite-P theory puts 0.4 % of the neurons in 1-1-0 / 1-0-1
+    (tails of the single peak crossing the threshold); sampled keys with that fraction pass,
+    with 15 % fail (tolerance 4 SE + 3/N)."""
+    fin = solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=0.5), P=N, T=0.15)
+    assert fin.converged, fin.message
+    outside = sum(f for c, f in fin.code_fractions.items() if c != "1-1-1")
+    assert 0.001 < outside < 0.02
+    keys = np.full((S, E, N), 7)
+    rng = np.random.default_rng(2)
+    for frac, ok in ((outside, True), (0.15, False)):
+        k = keys.copy()
+        k[rng.random((S, E, N)) < frac] = 3  # 1-1-0
+        q = _outside_fraction(single, fin, k, N, "note", "T: ")
+        assert q.theory == pytest.approx(outside) and bool(q.passed) == ok
