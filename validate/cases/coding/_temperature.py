@@ -125,7 +125,7 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
                              for g, lab in enumerate(sol.code_strings())}
         sampled.append({code_label([(k >> j) & 1 for j in range(m)]): float((keys_t == k).mean())
                         for k in np.unique(keys_t)})
-    figs = _figure(ctx, Tc, Ts, sampled, grid, curves)
+    figs = _figure(ctx, Tc, Ts, sampled, grid, curves, finite)
     notes = (f"T_c = {Tc:.5f} (P -> inf; codes just below: "
              f"{ {c: round(w, 4) for c, w in tc['codes_below'].items()} }, above: "
              f"{tc['code_above']}). Theory populations per T: "
@@ -186,18 +186,21 @@ def _threshold_free(sol, F, A, N, note, prefix):
     return qs
 
 
-def _figure(ctx, Tc, Ts, sampled, grid, curves):
+def _figure(ctx, Tc, Ts, sampled, grid, curves, finite):
     pops, reads = curves.populations(), curves.readouts()
     with ctx.figure("code_populations_vs_T.png", 1, 2, figsize=(10, 3.6)) as (_fig, axes):
         for j, (code, pop) in enumerate(pops.items()):
             axes[0].plot(grid / Tc, pop, "-", color=f"C{j}", label=f"theory {code}")
             axes[0].plot(np.asarray(Ts) / Tc, [d.get(code, 0.0) for d in sampled], "o",
                          color=f"C{j}")
+            axes[0].plot(np.asarray(Ts) / Tc, [s.code_fractions.get(code, 0.0) for s in finite],
+                         "x", ms=8, color=f"C{j}")
             axes[1].plot(grid / Tc, reads[code][:, 0], "-", color=f"C{j}", label=f"{code}")
         for ax in axes:
             ax.axvline(1.0, color="k", ls=":", lw=1)
             ax.set_xlabel("T / T_c")
-        axes[0].set_ylabel("fraction of neurons (lines: theory, dots: sampled)")
+        axes[0].set_ylabel("fraction of neurons")
+        axes[0].set_title("lines: P → ∞ theory, ×: finite-P theory, dots: sampled", fontsize=8)
         axes[1].set_ylabel("readout a_γ^0 (theory)")
         axes[0].legend(frameon=False, fontsize=7)
     return ["code_populations_vs_T.png"]
