@@ -35,7 +35,7 @@ sigmoid solvers (:mod:`._toy_core`).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize
@@ -44,6 +44,7 @@ from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float, renamed_option
 from ..kernels._tilted import tilted_density
 from ._problem import _check_labels, _check_toy_problem
+from ._relu_multiclass import _solve_multiclass
 from ._toy_core import _newton_lstsq, _ToyNeuron, _vertex_starts
 
 __all__ = ["ReLUToySolution", "solve_relu_toy", "relu_stability_margin"]
@@ -102,11 +103,22 @@ class ReLUToySolution(SolverStatus):
     bulk_h : (k,)                  tilts t_c . a_0 of the bulk preactivation law on class c.
     bulk_mean_activation : (k,)    <relu(z)> of a bulk neuron on class c: M(t_c . a_0).
     bulk_activation_variance : (k,)  Var(relu(z)) of a bulk neuron on class c: psi_R''.
-    outlier_classes : (n_o,) int   the class each outlier codes (single-class outliers).
+    outlier_classes : (n_o,) int   the class each outlier codes; -1 for an outlier that codes
+                                   several classes (see outlier_codes).
     outlier_strength : (k,)        s_c = sum of zbar_c^2 over the outliers coding c (0: none).
-    outlier_readouts : (n_o, m)    sqrt(N)-scaled readouts abar = rho_c t_c zbar_c.
-    outlier_preactivations : (n_o,)  sqrt(N)-scaled preactivation zbar_c on the coded class (0
-                                   on the others); one outlier per class with zbar_c = sqrt(s_c).
+    outlier_readouts : (n_o, m)    sqrt(N)-scaled readouts abar (= rho_c t_c zbar_c for a
+                                   single-class outlier; r u for a multi-class one, below).
+    outlier_preactivations : (n_o,)  sqrt(N)-scaled preactivation on the coded class (single-class:
+                                   one outlier per class with zbar_c = sqrt(s_c)); the largest
+                                   class value for a multi-class outlier.
+    outlier_codes : (n_o, k) bool  the classes each outlier is active on.
+    outlier_class_preactivations : (n_o, k)  sqrt(N)-scaled zbar of each outlier on each class
+                                   (0 where silent). A multi-class outlier along the unit
+                                   direction u has abar = r u and zbar_c = r relu(t_c . u), u an
+                                   eigenvector with eigenvalue 1 of sum_{c active} rho_c t_c t_c^T
+                                   (:mod:`._relu_multiclass`); when more outlier types are
+                                   marginal than used, the split is not unique (``message``
+                                   says so) but outputs and the feature kernel are.
     marginality : (k,)             rho_c |t_c|^2 (= 1 for an outlier class, <= 1 otherwise).
     cone : (k, k)                  t_c . t_c' (must be <= 0 off the diagonal for outlier c).
     stability_margin : float       lambda* (:func:`relu_stability_margin`; must be 1 with
@@ -137,13 +149,17 @@ class ReLUToySolution(SolverStatus):
     ratios: np.ndarray
     class_targets: np.ndarray
     P: int | None
+    outlier_codes: np.ndarray = field(default=None, repr=False)
+    outlier_class_preactivations: np.ndarray = field(default=None, repr=False)
 
     def outliers(self) -> list[dict]:
-        """One dict per outlier: coded class, sqrt(N)-scaled readout abar and preactivation
-        zbar on the coded class (relu(zbar) = 0 on the other classes)."""
+        """One dict per outlier: coded class (-1: several), sqrt(N)-scaled readout abar,
+        preactivation zbar on the coded class, the coded classes and zbar on every class."""
         return [
             {"class": int(c), "abar": self.outlier_readouts[i].copy(),
-             "zbar": float(self.outlier_preactivations[i])}
+             "zbar": float(self.outlier_preactivations[i]),
+             "codes": np.flatnonzero(self.outlier_codes[i]).tolist(),
+             "zbar_classes": self.outlier_class_preactivations[i].copy()}
             for i, c in enumerate(self.outlier_classes)
         ]
 
@@ -152,8 +168,7 @@ class ReLUToySolution(SolverStatus):
         (MT mean predictor restricted to training inputs); equals the targets at T = 0."""
         lab = _check_labels(labels, self.t.shape[0])
         out = self.bulk_mean_activation[:, None] * self.a0[None, :]
-        for i, c in enumerate(self.outlier_classes):
-            out[c] += self.outlier_readouts[i] * self.outlier_preactivations[i]
+        out += self.outlier_class_preactivations.T @ self.outlier_readouts
         return out[lab]
 
     def feature_kernel(self, labels) -> np.ndarray:
@@ -164,8 +179,8 @@ class ReLUToySolution(SolverStatus):
         Mv = self.bulk_mean_activation
         K = np.outer(Mv, Mv)[lab][:, lab]
         K[np.diag_indices_from(K)] = (self.bulk_activation_variance + Mv * Mv)[lab]
-        for i, c in enumerate(self.outlier_classes):
-            v = (lab == c) * self.outlier_preactivations[i]
+        for zc in self.outlier_class_preactivations:
+            v = zc[lab]
             K += np.outer(v, v)
         return K
 
@@ -333,12 +348,59 @@ def solve_relu_toy(
     outl = np.array([c for c in active if s[c] > 0], dtype=int)
     zbar = np.sqrt(s[outl])
     abar = rho[outl, None] * t[outl] * zbar[:, None]
+    zcls = np.zeros((outl.size, k))
+    zcls[np.arange(outl.size), outl] = zbar
+    msg = (f"converged: {outl.size} outliers (classes {outl.tolist()}), KKT residual "
+           f"{resid:.1e}, lambda* = {lam_star:.12f}" if ok else "; ".join(problems))
+    if problems == [f"readout integral unstable (lambda* = {lam_star:.6f} > 1)"]:
+        # the single-class constraints do not suffice: outliers on several classes
+        mc = _solve_multiclass(neuron, Yc, tol, _bulk_max, relu_stability_margin, mus)
+        if mc is None:
+            msg += ("; no KKT point with multi-class outliers found either (combinations of the "
+                    "near-marginal outlier types at the barrier solution)")
+        else:
+            t, a0, nit = mc["t"], mc["a0"], nit + mc["nit"]
+            keep = mc["s"] > 1e-12
+            r = np.sqrt(mc["s"][keep])
+            U = mc["U"][keep]
+            mask = np.zeros((len(mc["faces"]), k))
+            for j, S in enumerate(mc["faces"]):
+                mask[j, list(S)] = 1.0
+            zcls = r[:, None] * np.maximum(U @ t.T, 0.0) * mask[keep]  # silent off the face
+            abar = r[:, None] * U
+            codes = zcls > 0.0
+            outl = np.where(codes.sum(axis=1) == 1, np.argmax(codes, axis=1), -1)
+            zbar = zcls.max(axis=1)
+            s = np.sum(zcls * zcls, axis=0)
+            h = t @ a0
+            _, Mv, Vv = (v[0] for v in neuron.psi(h[None, :]))
+            res = {
+                "bulk_stationarity": float(np.max(np.abs(a0 - (rho * Mv) @ t))),
+                "output": float(np.max(np.abs(Yc - Mv[:, None] * a0[None, :] - zcls.T @ abar))),
+                "marginality": float(np.max(np.abs(
+                    np.sum(rho * np.maximum(U @ t.T, 0.0) ** 2, axis=1) - 1.0))),
+            }
+            resid = max(res.values())
+            g0 = float(neuron.evaluate(a0[None, :], t, order=0)[0][0])
+            found = _bulk_max(neuron, t, a0)
+            others = found[1][np.max(np.abs(found[0] - a0), axis=1) > 1e-6] if found \
+                else np.zeros(0)
+            bulk_gap = float(np.max(others) - g0) if others.size else -np.inf
+            lam_star, _ = relu_stability_margin(t, rho)
+            marg = rho * np.sum(t * t, axis=1)
+            ok = resid <= max(tol, 1e-9) and bulk_gap <= 1e-9 and lam_star <= 1.0 + 1e-8
+            pats = ["-".join(str(int(b)) for b in c) for c in codes]
+            msg = (f"converged with multi-class outliers: {len(pats)} outlier types {pats}, "
+                   f"KKT residual {resid:.1e}, lambda* = {lam_star:.12f}"
+                   + (f"; the split into outliers is not unique ({mc['null']} more outlier "
+                      "types are marginal; outputs and the outlier feature kernel are unique, "
+                      "one split is reported)" if mc["null"] else "")
+                   if ok else f"multi-class outliers: KKT residual {resid:.1e}, lambda* = "
+                   f"{lam_star:.6f}, bulk gap {bulk_gap:.3g}")
     cov = np.zeros((m, m))
     if P is not None:
         Hs = neuron.evaluate(a0[None, :], t)[2][0]
         cov = np.linalg.inv(-P * Hs)
-    msg = (f"converged: {outl.size} outliers (classes {outl.tolist()}), KKT residual "
-           f"{resid:.1e}, lambda* = {lam_star:.12f}" if ok else "; ".join(problems))
     out = ReLUToySolution(
         converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
         nit=nit, residual=resid, t=t, a0=a0,
@@ -346,7 +408,7 @@ def solve_relu_toy(
         outlier_strength=s, outlier_readouts=abar, outlier_preactivations=zbar,
         marginality=marg, cone=t @ t.T, stability_margin=float(lam_star), bulk_gap=bulk_gap,
         g_value=g0, residuals=res, bulk_readout_covariance=cov, ratios=rho, class_targets=Yc,
-        P=P,
+        P=P, outlier_codes=zcls > 0.0, outlier_class_preactivations=zcls,
     )
     raise_if_failed(out, throw)
     return out
