@@ -111,15 +111,19 @@ def _start(neuron, t, a0, faces, Yc):
     return np.concatenate([t.ravel(), a0] + [np.append(U[j], s[j]) for j in range(len(faces))])
 
 
-def _barrier(neuron, Yc, bulk_max, stability, mus):
-    """Approximate optimum: log barrier on the exact lambda*(t) (BFGS per barrier weight)."""
+def _barrier_minimise(neuron, Yc, log_slack, bulk_max, mus):
+    """Log-barrier interior point for ``min_t g_t(a_0(t)) - sum_c rho_c t_c . y_c`` on a convex
+    feasible set: BFGS on the objective ``- mu log_slack(t)`` for each barrier weight mu in turn.
+    ``log_slack(t)`` returns (value, gradient (k, m)) inside the set and None outside; g is
+    maximised by ``bulk_max`` (a t where g has no maximum is rejected). Returns (t, the last
+    bulk maximiser, BFGS iterations)."""
     k, m, rho = neuron.k, neuron.m, neuron.rho
     state = {"a": np.zeros(m)}
 
     def obj(x, mu):
         t = x.reshape(k, m)
-        lam, u = stability(t, rho)
-        if lam >= 1.0:
+        slack = log_slack(t)
+        if slack is None:
             return np.inf, np.zeros_like(x)
         found = bulk_max(neuron, t, state["a"])
         if found is None:
@@ -128,9 +132,8 @@ def _barrier(neuron, Yc, bulk_max, stability, mus):
         a0 = A[0]
         state["a"] = a0
         M = neuron.psi((t @ a0)[None, :])[1][0]
-        dlam = 2.0 * rho[:, None] * np.maximum(t @ u, 0.0)[:, None] * u[None, :]
-        val = g[0] - np.sum(rho * np.sum(t * Yc, axis=1)) - mu * np.log(1.0 - lam)
-        grad = rho[:, None] * (M[:, None] * a0[None, :] - Yc) + mu * dlam / (1.0 - lam)
+        val = g[0] - np.sum(rho * np.sum(t * Yc, axis=1)) - mu * slack[0]
+        grad = rho[:, None] * (M[:, None] * a0[None, :] - Yc) - mu * slack[1]
         return val, grad.ravel()
 
     x = np.zeros(k * m)
@@ -142,11 +145,23 @@ def _barrier(neuron, Yc, bulk_max, stability, mus):
     return x.reshape(k, m), state["a"], nit
 
 
+def _stability_slack(stability, rho):
+    """log(1 - lambda*(t)) and its gradient (the exact stability constraint lambda* <= 1)."""
+    def log_slack(t):
+        lam, u = stability(t, rho)
+        if lam >= 1.0:
+            return None
+        dlam = 2.0 * rho[:, None] * np.maximum(t @ u, 0.0)[:, None] * u[None, :]
+        return np.log(1.0 - lam), -dlam / (1.0 - lam)
+    return log_slack
+
+
 def _solve_multiclass(neuron, Yc, tol, bulk_max, stability, mus):
     """The toy optimum with outliers of any class pattern. Returns a dict (t, a0, faces, U, s,
     residual, nit, null, problems) or None when no valid KKT point was found."""
     k, m, rho = neuron.k, neuron.m, neuron.rho
-    t_b, a_b, nit = _barrier(neuron, Yc, bulk_max, stability, mus)
+    t_b, a_b, nit = _barrier_minimise(neuron, Yc, _stability_slack(stability, rho),
+                                      bulk_max, mus)
     # candidate types: every class subset whose M_S reaches the level (the cone condition is
     # imposed on the exact solution only: near the optimum directions sit on cone boundaries)
     cands = [S for n in range(1, k + 1) for S in itertools.combinations(range(k), n)

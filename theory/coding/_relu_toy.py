@@ -44,7 +44,7 @@ from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float, renamed_option
 from ..kernels._tilted import tilted_density
 from ._problem import _check_labels, _check_toy_problem
-from ._relu_multiclass import _solve_multiclass
+from ._relu_multiclass import _barrier_minimise, _solve_multiclass
 from ._toy_core import _newton_lstsq, _ToyNeuron, _vertex_starts
 
 __all__ = ["ReLUToySolution", "solve_relu_toy", "relu_stability_margin"]
@@ -269,34 +269,15 @@ def solve_relu_toy(
         raise ValueError("mu_schedule must contain at least one barrier weight")
     tol = check_pos_float("atol", atol)
     neuron = _ToyNeuron(rho, "relu", True, 0, m)
-    state = {"a": np.zeros(m)}
 
-    def barrier_obj(x, mu):
-        t = x.reshape(k, m)
+    def log_slack(t):  # the single-class constraints rho_c |t_c|^2 <= 1
         slack = 1.0 - rho * np.sum(t * t, axis=1)
         if np.any(slack <= 0):
-            return np.inf, np.zeros_like(x)
-        found = _bulk_max(neuron, t, state["a"])
-        if found is None:
-            return np.inf, np.zeros_like(x)
-        A, g, _ = found
-        a0 = A[0]
-        state["a"] = a0
-        M = neuron.psi((t @ a0)[None, :])[1][0]
-        val = g[0] - np.sum(rho * np.sum(t * Yc, axis=1)) - mu * np.sum(np.log(slack))
-        grad = rho[:, None] * (M[:, None] * a0[None, :] - Yc) \
-            + mu * (2.0 * rho / slack)[:, None] * t
-        return val, grad.ravel()
+            return None
+        return np.sum(np.log(slack)), -(2.0 * rho / slack)[:, None] * t
 
-    x = np.zeros(k * m)
-    nit = 0
-    for mu in mus:
-        res = optimize.minimize(barrier_obj, x, args=(mu,), jac=True, method="BFGS",
-                                options={"gtol": 1e-10, "maxiter": 2000})
-        x = res.x
-        nit += int(res.nit)
-    t = x.reshape(k, m)
-    found = _bulk_max(neuron, t, state["a"])
+    t, a_last, nit = _barrier_minimise(neuron, Yc, log_slack, _bulk_max, mus)
+    found = _bulk_max(neuron, t, a_last)
     a0 = found[0][0]
     marg = rho * np.sum(t * t, axis=1)
     active = np.flatnonzero(marg > 1.0 - 1e-3)
