@@ -18,6 +18,7 @@ __all__ = [
     "class_mean_activations",
     "neuron_codes",
     "code_label",
+    "code_key",
     "CodeFractions",
     "code_fractions",
     "code_persistence",
@@ -50,6 +51,12 @@ def neuron_codes(class_means, *, threshold: float = 0.5) -> np.ndarray:
 def code_label(code) -> str:
     """'1-1-0' style label of one boolean code vector."""
     return "-".join("1" if bool(c) else "0" for c in np.asarray(code).ravel())
+
+
+def code_key(label: str) -> int:
+    """Integer key ``sum_c code_c 2^c`` of a code label '1-1-0' (class 0 = lowest bit), the key
+    of the boolean code vector ``(codes * (1 << arange(m))).sum()``."""
+    return sum(int(b) << j for j, b in enumerate(label.split("-")))
 
 
 @dataclass(frozen=True)

@@ -44,23 +44,46 @@ CANDIDATE_LEVEL = 1.0 - 2e-2
 MAX_COMBINATIONS = 4096
 
 
+def _class_subsets(k):
+    """All non-empty class subsets S as tuples, smallest first."""
+    return [S for n in range(1, k + 1) for S in itertools.combinations(range(k), n)]
+
+
+def _face_matrix(t, rho, S):
+    """``M_S = sum_{c in S} rho_c t_c t_c^T``."""
+    S = list(S)
+    return (t[S].T * rho[S]) @ t[S]
+
+
+def _face_mask(faces, k):
+    """(n, k): 1 on the classes of each face S_j."""
+    mask = np.zeros((len(faces), k))
+    for j, S in enumerate(faces):
+        mask[j, list(S)] = 1.0
+    return mask
+
+
+def _face_directions(t, rho):
+    """(S, u) for every class subset S and every unit eigenvector u of M_S, both signs: the
+    candidates for the maximiser of ``sum_c rho_c relu(t_c . u)^2`` on the sphere, which is an
+    eigenvector of M_S for its own active set S."""
+    for S in _class_subsets(t.shape[0]):
+        for v in np.linalg.eigh(_face_matrix(t, rho, S))[1].T:
+            yield S, v
+            yield S, -v
+
+
 def _cone_faces(t, rho, level):
     """All (S, u, f): u a unit eigenvector of M_S whose active set {c : t_c . u > 0} is exactly S,
     with f = sum_c rho_c relu(t_c . u)^2 >= level (f is then the eigenvalue)."""
-    k = t.shape[0]
     out = []
-    for n in range(1, k + 1):
-        for S in itertools.combinations(range(k), n):
-            S = list(S)
-            _, V = np.linalg.eigh((t[S].T * rho[S]) @ t[S])
-            for v in V.T:
-                for u in (v, -v):
-                    h = t @ u
-                    if set(np.flatnonzero(h > 1e-9).tolist()) != set(S):
-                        continue
-                    f = float(np.sum(rho * np.maximum(h, 0.0) ** 2))
-                    if f >= level:
-                        out.append((tuple(S), u, f))
+    for S, u in _face_directions(t, rho):
+        h = t @ u
+        if set(np.flatnonzero(h > 1e-9).tolist()) != set(S):
+            continue
+        f = float(np.sum(rho * np.maximum(h, 0.0) ** 2))
+        if f >= level:
+            out.append((S, u, f))
     return out
 
 
@@ -74,9 +97,7 @@ def _unpack(x, k, m, n):
 def _outlier_outputs(t, U, s, faces):
     """(k, m): sum_j s_j relu(t_c . u_j) u_j restricted to the face S_j."""
     out = np.zeros((t.shape[0], U.shape[1] if U.size else t.shape[1]))
-    for j, S in enumerate(faces):
-        mask = np.zeros(t.shape[0])
-        mask[list(S)] = 1.0
+    for j, mask in enumerate(_face_mask(faces, t.shape[0])):
         out += s[j] * (mask * (t @ U[j]))[:, None] * U[j][None, :]
     return out
 
@@ -88,20 +109,17 @@ def _kkt(x, neuron, Yc, faces):
     parts = [a0 - (rho * M) @ t,
              (Yc - M[:, None] * a0[None, :] - _outlier_outputs(t, U, s, faces)).ravel()]
     for j, S in enumerate(faces):
-        mask = np.zeros(k)
-        mask[list(S)] = 1.0
-        parts.append((t.T * (rho * mask)) @ t @ U[j] - U[j])
+        parts.append(_face_matrix(t, rho, S) @ U[j] - U[j])
         parts.append([U[j] @ U[j] - 1.0])
     return np.concatenate(parts)
 
 
 def _start(neuron, t, a0, faces, Yc):
-    _k, _m, rho = neuron.k, neuron.m, neuron.rho
+    rho = neuron.rho
     U = []
     for S in faces:
-        S = list(S)
-        u = np.linalg.eigh((t[S].T * rho[S]) @ t[S])[1][:, -1]
-        U.append(u if np.sum(t[S] @ u) >= 0 else -u)
+        u = np.linalg.eigh(_face_matrix(t, rho, S))[1][:, -1]
+        U.append(u if np.sum(t[list(S)] @ u) >= 0 else -u)
     U = np.array(U)
     M = neuron.psi((t @ a0)[None, :])[1][0]
     R = (Yc - M[:, None] * a0[None, :]).ravel()
@@ -157,16 +175,17 @@ def _stability_slack(stability, rho):
 
 
 def _solve_multiclass(neuron, Yc, tol, bulk_max, stability, mus):
-    """The toy optimum with outliers of any class pattern. Returns a dict (t, a0, faces, U, s,
-    residual, nit, null, problems) or None when no valid KKT point was found."""
+    """The toy optimum with outliers of any class pattern. Returns a dict (t, a0, the outliers'
+    unit directions U, readouts abar and class preactivations zbar, kkt_residual, nit, null =
+    the number of further marginal outlier types, n_tried) or None when no valid KKT point was
+    found."""
     k, m, rho = neuron.k, neuron.m, neuron.rho
     t_b, a_b, nit = _barrier_minimise(neuron, Yc, _stability_slack(stability, rho),
                                       bulk_max, mus)
     # candidate types: every class subset whose M_S reaches the level (the cone condition is
     # imposed on the exact solution only: near the optimum directions sit on cone boundaries)
-    cands = [S for n in range(1, k + 1) for S in itertools.combinations(range(k), n)
-             if np.linalg.eigvalsh((t_b[list(S)].T * rho[list(S)]) @ t_b[list(S)])[-1]
-             >= CANDIDATE_LEVEL]
+    cands = [S for S in _class_subsets(k)
+             if np.linalg.eigvalsh(_face_matrix(t_b, rho, S))[-1] >= CANDIDATE_LEVEL]
     tried = 0
     for size in range(1, len(cands) + 1):
         for faces in itertools.combinations(cands, size):
@@ -197,7 +216,12 @@ def _solve_multiclass(neuron, Yc, tol, bulk_max, stability, mus):
                 continue
             # other outlier types marginal at the optimum: the split is then not unique
             marginal = {S for S, _u, _f in _cone_faces(t, rho, 1.0 - 1e-7)} | set(faces)
-            return dict(t=t, a0=a0, faces=list(faces), U=U, s=np.maximum(s, 0.0),
+            keep = s > 1e-12
+            r = np.sqrt(s[keep])
+            U = U[keep]
+            # the outliers: readouts r u and class preactivations r relu(t_c . u) on the face
+            zbar = r[:, None] * np.maximum(U @ t.T, 0.0) * _face_mask(faces, k)[keep]
+            return dict(t=t, a0=a0, U=U, abar=r[:, None] * U, zbar=zbar,
                         kkt_residual=float(np.max(np.abs(F))), nit=nit,
                         null=len(marginal) - len(faces), n_tried=tried)
     return None

@@ -34,7 +34,6 @@ sigmoid solvers (:mod:`._toy_core`).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,7 +43,7 @@ from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float, renamed_option
 from ..kernels._tilted import tilted_density
 from ._problem import _check_labels, _check_toy_problem
-from ._relu_multiclass import _barrier_minimise, _solve_multiclass
+from ._relu_multiclass import _barrier_minimise, _face_directions, _solve_multiclass
 from ._toy_core import _newton_lstsq, _ToyNeuron, _vertex_starts
 
 __all__ = ["ReLUToySolution", "solve_relu_toy", "relu_stability_margin"]
@@ -74,16 +73,10 @@ def relu_stability_margin(t, ratios):
         return float(np.sum(rho * np.maximum(t @ u, 0.0) ** 2))
 
     best, arg = 0.0, np.zeros(t.shape[1])
-    for k in range(1, m + 1):
-        for S in itertools.combinations(range(m), k):
-            S = list(S)
-            M = (t[S].T * rho[S]) @ t[S]
-            _, V = np.linalg.eigh(M)
-            for v in V.T:
-                for sgn in (1.0, -1.0):
-                    val = f(sgn * v)
-                    if val > best:
-                        best, arg = val, sgn * v
+    for _S, u in _face_directions(t, rho):
+        val = f(u)
+        if val > best:
+            best, arg = val, u
     return best, arg
 
 
@@ -219,6 +212,18 @@ def _relu_kkt(x, neuron, Yc, active):
     return np.concatenate([F_bulk, F_out.ravel(), F_marg])
 
 
+def _bulk_summary(neuron, t, a0):
+    """Tilts h, M(h), Var and g at a_0, and the bulk gap: the largest other local maximum of g
+    minus g(a_0) (< 0 required: a_0 the global maximum)."""
+    h = t @ a0
+    _, Mv, Vv = (v[0] for v in neuron.psi(h[None, :]))
+    g0 = float(neuron.evaluate(a0[None, :], t, order=0)[0][0])
+    found = _bulk_max(neuron, t, a0)
+    others = found[1][np.max(np.abs(found[0] - a0), axis=1) > 1e-6] if found else np.zeros(0)
+    bulk_gap = float(np.max(others) - g0) if others.size else -np.inf
+    return h, Mv, Vv, g0, bulk_gap
+
+
 def _bulk_max(neuron, t, a_prev):
     """Global maximum of g (or None if g is unbounded / no maximum found)."""
     starts = np.vstack([np.zeros(neuron.m), a_prev, 0.5 * _vertex_starts(neuron.rho, t)])
@@ -308,12 +313,7 @@ def solve_relu_toy(
         "marginality": float(np.max(np.abs(F[m + k * m:]), initial=0.0)),
     }
     resid = max(res.values())
-    h = t @ a0
-    _, Mv, Vv = (v[0] for v in neuron.psi(h[None, :]))
-    g0 = float(neuron.evaluate(a0[None, :], t, order=0)[0][0])
-    found = _bulk_max(neuron, t, a0)
-    others = found[1][np.max(np.abs(found[0] - a0), axis=1) > 1e-6] if found else np.zeros(0)
-    bulk_gap = float(np.max(others) - g0) if others.size else -np.inf
+    h, Mv, Vv, g0, bulk_gap = _bulk_summary(neuron, t, a0)
     lam_star, _ = relu_stability_margin(t, rho)
     marg = rho * np.sum(t * t, axis=1)
     problems = []
@@ -323,7 +323,8 @@ def solve_relu_toy(
         problems.append(f"negative outlier strength {s[active].min():.3g}")
     if bulk_gap > 1e-9:
         problems.append(f"a_0 is not the global maximum of g (gap {bulk_gap:.3g})")
-    if lam_star > 1.0 + 1e-8:
+    unstable = lam_star > 1.0 + 1e-8
+    if unstable:
         problems.append(f"readout integral unstable (lambda* = {lam_star:.6f} > 1)")
     ok = not problems
     outl = np.array([c for c in active if s[c] > 0], dtype=int)
@@ -333,7 +334,7 @@ def solve_relu_toy(
     zcls[np.arange(outl.size), outl] = zbar
     msg = (f"converged: {outl.size} outliers (classes {outl.tolist()}), KKT residual "
            f"{resid:.1e}, lambda* = {lam_star:.12f}" if ok else "; ".join(problems))
-    if problems == [f"readout integral unstable (lambda* = {lam_star:.6f} > 1)"]:
+    if unstable and len(problems) == 1:
         # the single-class constraints do not suffice: outliers on several classes
         mc = _solve_multiclass(neuron, Yc, tol, _bulk_max, relu_stability_margin, mus)
         if mc is None:
@@ -341,20 +342,12 @@ def solve_relu_toy(
                     "near-marginal outlier types at the barrier solution)")
         else:
             t, a0, nit = mc["t"], mc["a0"], nit + mc["nit"]
-            keep = mc["s"] > 1e-12
-            r = np.sqrt(mc["s"][keep])
-            U = mc["U"][keep]
-            mask = np.zeros((len(mc["faces"]), k))
-            for j, S in enumerate(mc["faces"]):
-                mask[j, list(S)] = 1.0
-            zcls = r[:, None] * np.maximum(U @ t.T, 0.0) * mask[keep]  # silent off the face
-            abar = r[:, None] * U
+            U, abar, zcls = mc["U"], mc["abar"], mc["zbar"]
             codes = zcls > 0.0
             outl = np.where(codes.sum(axis=1) == 1, np.argmax(codes, axis=1), -1)
             zbar = zcls.max(axis=1)
             s = np.sum(zcls * zcls, axis=0)
-            h = t @ a0
-            _, Mv, Vv = (v[0] for v in neuron.psi(h[None, :]))
+            h, Mv, Vv, g0, bulk_gap = _bulk_summary(neuron, t, a0)
             res = {
                 "bulk_stationarity": float(np.max(np.abs(a0 - (rho * Mv) @ t))),
                 "output": float(np.max(np.abs(Yc - Mv[:, None] * a0[None, :] - zcls.T @ abar))),
@@ -362,11 +355,6 @@ def solve_relu_toy(
                     np.sum(rho * np.maximum(U @ t.T, 0.0) ** 2, axis=1) - 1.0))),
             }
             resid = max(res.values())
-            g0 = float(neuron.evaluate(a0[None, :], t, order=0)[0][0])
-            found = _bulk_max(neuron, t, a0)
-            others = found[1][np.max(np.abs(found[0] - a0), axis=1) > 1e-6] if found \
-                else np.zeros(0)
-            bulk_gap = float(np.max(others) - g0) if others.size else -np.inf
             lam_star, _ = relu_stability_margin(t, rho)
             marg = rho * np.sum(t * t, axis=1)
             ok = resid <= max(tol, 1e-9) and bulk_gap <= 1e-9 and lam_star <= 1.0 + 1e-8

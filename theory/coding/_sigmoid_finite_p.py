@@ -205,11 +205,16 @@ def _finite_P_state(t, search, Yc, P, rule, T=0.0):
     J = P * (D.T * p) @ D + T * np.diag(np.repeat(rho, m))
     for c in range(k):
         J[c * m:(c + 1) * m, c * m:(c + 1) * m] += rho[c] * np.einsum("k,k,ki,kj->ij", p, p2[:, c], pts, pts)
-    # each peak's share of the posterior: its weight P_gamma
-    weights = p @ np.exp(_peak_log_shares(pts, A, g, chols, P))
-    return dict(phi=phi_P, F=F, J=J, A=A, g=g, hess=Hs, covs=covs, weights=weights,
+    return dict(phi=phi_P, F=F, J=J, A=A, g=g, hess=Hs, covs=covs, chols=chols,
                 mean_out=np.einsum("k,kc,kr->cr", p, p1, pts),
                 nodes=(pts, p, p1, p2))
+
+
+def _peak_weights(state, P):
+    """Each peak's share of the posterior at a final state: its weight P_gamma (once per solve,
+    not in the Newton loop: the shares cost as much as the lattice's psi)."""
+    pts, p = state["nodes"][:2]
+    return p @ np.exp(_peak_log_shares(pts, state["A"], state["g"], state["chols"], P))
 
 
 def _quadrature_rule(search, t, P, nq):

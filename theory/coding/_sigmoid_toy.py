@@ -65,7 +65,7 @@ from ..checks import (
 )
 from ..kernels._tilted import _check_tilted_activation, _saddle_flat, tilted_density
 from ._problem import _check_anneal, _check_labels, _check_start, _check_toy_problem
-from ._sigmoid_finite_p import _code_summary, _finite_P_solve
+from ._sigmoid_finite_p import _code_summary, _finite_P_solve, _peak_weights
 from ._toy_core import (
     _anneal_and_refine,
     _CodeProblem,
@@ -406,7 +406,7 @@ def solve_sigmoid_toy(
         t, st, nit_p, ok, stalled = _finite_P_solve(start, search, Yc, float(P), quad_nodes, tol,
                                                     maxiter, T)
         fail_status = Status.NUMERICAL_FAILURE if stalled else Status.MAX_ITERATIONS
-        A, Pg, covs = st["A"], st["weights"], st["covs"]
+        A, Pg, covs = st["A"], _peak_weights(st, float(P)), st["covs"]
         g_value = float(st["phi"] + _linear_part(rho, t, Yc, T))
         grad = neuron.evaluate(A, t)[1]
         res = {

@@ -193,16 +193,23 @@ def code_fraction_quantities(sol, keys_t, N, note, prefix=""):
         se = max(np.sqrt(f * (1 - f) / (E * N)), float(mean_se(per_chain)[1]))
         qs.append(compare(f"{prefix}P_gamma code {lab}", sol.P_gamma[g], f, stderr=se, kind="abs",
                           tol=4 * se + 3.0 / N, note=note, mixing=per_step))
-    other = ~np.isin(keys_t, list(predicted))
-    per_step = other.mean(axis=2)  # (S, E)
-    per_chain = per_step.mean(axis=0)
-    f_other = per_chain.mean()
-    se = max(np.sqrt(max(f_other * (1 - f_other), 1.0 / (E * N)) / (E * N)),
-             float(mean_se(per_chain)[1]))
-    qs.append(compare(f"{prefix}fraction of neurons in codes the theory does not predict", 0.0,
-                      f_other, stderr=se, kind="abs", tol=4 * se + 3.0 / N, note=note,
-                      mixing=per_step))
+    qs.append(fraction_outside_quantity(
+        f"{prefix}fraction of neurons in codes the theory does not predict", 0.0, keys_t,
+        list(predicted), N, note))
     return qs
+
+
+def fraction_outside_quantity(name, theory, keys_t, keys, N, note):
+    """Compare ``theory`` with the sampled fraction of neurons whose code key is not in
+    ``keys`` (``keys_t`` (S, E, N)). SE = max(binomial over E*N neurons, floored at one neuron,
+    chain-to-chain spread / sqrt(E)); tolerance 4 SE + 3/N (absolute)."""
+    E = keys_t.shape[1]
+    per_step = (~np.isin(keys_t, keys)).mean(axis=2)  # (S, E)
+    per_chain = per_step.mean(axis=0)
+    f = per_chain.mean()
+    se = max(np.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_chain)[1]))
+    return compare(name, theory, f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, note=note,
+                   mixing=per_step)
 
 
 def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, prefix=""):

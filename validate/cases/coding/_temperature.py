@@ -27,13 +27,17 @@ from richlazy.theory import (
     toy_class_targets,
 )
 
-from ...codes import code_label, neuron_codes
+from ...codes import code_key, code_label, neuron_codes
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import mean_se
-from ._sigmoid import code_fraction_quantities, code_readout_quantities
+from ._sigmoid import (
+    code_fraction_quantities,
+    code_readout_quantities,
+    fraction_outside_quantity,
+)
 
 # T values as multiples of the P -> inf T_c (~0.082 for this task): well below, just below and
 # above, with Gibbs-HMC steps per T (exact readout draw + HMC of the hidden block). With ULA the
@@ -116,7 +120,7 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
         fin = finite[i]
         qs.append(_outside_fraction(sol, fin, keys_t, N, note_fin, prefix))
         shown = [c for c, f in fin.code_fractions.items() if f >= _MIN_CODE_FRACTION]
-        keys = [_key(c) for c in shown]
+        keys = [code_key(c) for c in shown]
         qs += code_readout_quantities(
             keys, np.array([fin.code_readouts[c] for c in shown]),
             np.array([fin.code_activations[c] for c in shown]), keys_t, A, cm, N, note_fin,
@@ -144,22 +148,13 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
 _MIN_CODE_FRACTION = 0.02
 
 
-def _key(label):
-    return int(sum(int(b) << j for j, b in enumerate(label.split("-"))))
-
-
 def _outside_fraction(sol, fin, keys_t, N, note, prefix):
     """The fraction of neurons in codes the P -> inf theory lacks, vs the finite-P theory's."""
-    E = keys_t.shape[1]
-    predicted = [_key(c) for c in sol.code_strings()]
-    th = sum(f for c, f in fin.code_fractions.items() if _key(c) not in predicted)
-    per_step = (~np.isin(keys_t, predicted)).mean(axis=2)  # (S, E)
-    per_chain = per_step.mean(axis=0)
-    f = per_chain.mean()
-    se = max(np.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_chain)[1]))
-    return compare(f"{prefix}finite-P theory, fraction of neurons in codes outside the P -> inf "
-                   "set", th, f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, note=note,
-                   mixing=per_step)
+    predicted = [code_key(c) for c in sol.code_strings()]
+    th = sum(f for c, f in fin.code_fractions.items() if code_key(c) not in predicted)
+    return fraction_outside_quantity(
+        f"{prefix}finite-P theory, fraction of neurons in codes outside the P -> inf set", th,
+        keys_t, predicted, N, note)
 
 
 def _threshold_free(sol, F, A, N, note, prefix):

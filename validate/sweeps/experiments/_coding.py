@@ -28,7 +28,7 @@ import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 
-from ...codes import neuron_codes
+from ...codes import code_key, neuron_codes
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import mean_se
@@ -50,11 +50,6 @@ CODE_GROUPS = {
     "010_001": ("0-1-0", "0-0-1"),
     "000": ("0-0-0",),
 }
-
-
-def _key(label: str) -> int:
-    """Integer key sum_c code_c 2^c of a code label '1-1-0' (class 0 = lowest bit)."""
-    return sum(int(b) << j for j, b in enumerate(label.split("-")))
 
 
 @functools.lru_cache(maxsize=64)
@@ -166,14 +161,14 @@ def sigmoid_codes(ctx: SweepContext, *, y_minus, T, N, P, n_chains, n_steps, bur
     out: dict[str, float] = {}
     zs = []
     for g, group in CODE_GROUPS.items():
-        per_chain = np.isin(keys, [_key(c) for c in group]).mean(axis=(0, 2))  # (E,)
+        per_chain = np.isin(keys, [code_key(c) for c in group]).mean(axis=(0, 2))  # (E,)
         f, se = _fraction_se(per_chain, n)
         diff = f - theory[g]
         z = diff / se
         zs.append(abs(z))
         out.update({f"theory_{g}": theory[g], f"sampled_{g}": f, f"sampled_{g}_se": se,
                     f"diff_{g}": diff, f"diff_{g}_se": se, f"z_{g}": z})
-    predicted = [_key(lab) for lab, w in zip(sol.code_strings(), sol.P_gamma, strict=True)
+    predicted = [code_key(lab) for lab, w in zip(sol.code_strings(), sol.P_gamma, strict=True)
                  if w > ACTIVE_WEIGHT]
     f_un, se_un = _fraction_se((~np.isin(keys, predicted)).mean(axis=(0, 2)), n)
     same = np.all(codes[-1] == codes[0], axis=-1).mean(axis=-1)  # (E,) kept their code
