@@ -226,6 +226,9 @@ def test_outlier_only_kkt_on_correlated_inputs(T):
     assert np.all((theta > -1e-8) & (theta < 1 + 1e-8))
     np.testing.assert_allclose(s.mean_output(), Y - T * t, atol=1e-8)
     assert s.residual < 1e-8
+    # certified global minimum; at T = 0 through the multiplier search of _relu_certificate
+    # (the multiplier of the polished KKT point has dual margin 1.85 here)
+    assert s.converged and s.dual_margin <= 1 + 1e-6, s.message
     if T == 0.0:
         assert abs(s.cost - np.sum(t * Y)) < 1e-7 * s.cost
     # the reported dual margin bounds |t^T relu(z)|^2 / (P z^T K0^-1 z) on random directions
@@ -233,3 +236,89 @@ def test_outlier_only_kkt_on_correlated_inputs(T):
     zr = rng.standard_normal((2000, P)) @ np.linalg.cholesky(K0).T
     ratio = np.sum((np.maximum(zr, 0.0) @ t) ** 2, axis=1) / (P * np.sum(zr * (zr @ K0inv), axis=1))
     assert ratio.max() <= s.dual_margin * (1 + 1e-9)
+
+
+def _group_lasso_interpolant(Phi, Y, Ps, T, iters=400):
+    """An independent feasible point of the outlier problem: neurons restricted to the fixed
+    directions whose relu features are the columns of Phi (|w| = 1), readouts by iteratively
+    reweighted least squares on ``sqrt(Ps) sum_j |c_j| + |Phi C - Y|^2/(2T)`` (T = 0:
+    interpolation). Returns the cost of a balanced network with those neurons."""
+    P, J = Phi.shape
+    eta = np.ones(J)
+    for _ in range(iters):
+        G = (Phi * (eta / Ps)) @ Phi.T + T * np.eye(P)
+        C = (eta / Ps)[:, None] * (Phi.T @ np.linalg.solve(G, Y))
+        eta = np.sqrt(Ps) * np.linalg.norm(C, axis=1) + 1e-300
+    cost = np.sqrt(Ps) * np.sum(np.linalg.norm(C, axis=1))
+    return cost + 0.5 * np.sum((Phi @ C - Y) ** 2) / T if T > 0 else cost
+
+
+@pytest.mark.parametrize("T", [0.0, 0.05])
+def test_outlier_dual_lower_bound_is_below_every_interpolant(T):
+    """Weak duality (notes §5.2): ``lower_bound`` is the dual objective of t / sqrt(dual_margin)
+    and lies below the cost of the returned point and of independent feasible networks (random
+    neuron directions plus the returned ones, readouts by group-lasso IRLS); a certified toy
+    solution has zero gap."""
+    K0, Y = _correlated_problem()
+    P = K0.shape[0]
+    s = solve_relu_outliers(K0, Y, T=T, n_restarts=1, maxiter=9)
+    tY, tt = np.sum(s.t * Y), np.sum(s.t * s.t)
+    scale = 1 / np.sqrt(s.dual_margin)
+    if T > 0:
+        scale = min(scale, tY / (T * tt))
+    assert s.lower_bound == pytest.approx(scale * tY - 0.5 * T * scale**2 * tt, rel=1e-12)
+    assert s.lower_bound <= s.cost * (1 + 1e-12)
+    assert s.duality_gap == pytest.approx((s.cost - s.lower_bound) / s.cost, rel=1e-12)
+    L = np.linalg.cholesky(K0)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        W = rng.standard_normal((4 * P, P))
+        W = np.vstack([W, np.linalg.solve(L, s.zbar.T).T])
+        W /= np.linalg.norm(W, axis=1, keepdims=True)
+        other = _group_lasso_interpolant(np.maximum(L @ W.T, 0.0), Y, float(P), T)
+        assert s.lower_bound <= other * (1 + 1e-9)
+        assert other >= s.cost * (1 - 1e-6)  # no random dictionary beats the returned point
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    toy = solve_relu_outliers(np.eye(16), toy_class_targets(3, y_minus=-0.5)[lab])
+    assert toy.converged and toy.duality_gap < 1e-6
+
+
+def test_certificate_multipliers_all_satisfy_the_kkt_conditions():
+    """Every (t, u) in the polyhedron of _relu_certificate (null space of the linear KKT
+    equations in t, subgradient inequalities at the zero entries) is a KKT multiplier of the
+    same point: readout stationarity, preactivation stationarity on the positive entries and a
+    subgradient in [0, 1] on the zero ones, checked independently with K0^-1."""
+    from richlazy.theory.coding._problem import _check_psd_gram
+    from richlazy.theory.coding._relu_certificate import _multiplier_polyhedron
+    from richlazy.theory.coding._relu_outliers import _Factor, _subgradient
+
+    K0, Y = _correlated_problem()
+    P = K0.shape[0]
+    s = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9)
+    A, Z = s.abar, s.zbar
+    fac = _Factor(*_check_psd_gram(K0))
+    zero_tol = 1e-9 * np.abs(Z).max()
+    at0 = np.abs(Z) <= zero_tol
+    theta0 = _subgradient(Z, A, s.t, fac, at0)[0]
+    x0, N, G, exact = _multiplier_polyhedron(s.t, A, Z, fac, float(P), zero_tol, theta0)
+    assert exact and N.shape[1] > 0 and np.all(G @ x0 >= -1e-12)
+    S = Z @ np.linalg.inv(K0)
+    pos = (Z > 0) & ~at0
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(40):
+        x = x0 + N @ rng.standard_normal(N.shape[1]) * 0.05
+        if np.any(G @ x < 0):
+            continue
+        t = x[: P * 3].reshape(P, 3)
+        TA = A @ t.T
+        np.testing.assert_allclose(P * A, np.maximum(Z, 0.0) @ t, atol=1e-9)
+        np.testing.assert_allclose(np.where(pos, TA - S, 0.0), 0.0, atol=1e-9)
+        # a subgradient theta in [0, 1] with (K0^-1 z)_mu = theta (t a)_mu on the zero entries
+        Sz, TAz = S[at0], TA[at0]
+        small = np.abs(Sz) <= 1e-9 * np.abs(S).max()
+        theta = Sz[~small] / TAz[~small]
+        assert np.all((theta > -1e-9) & (theta < 1 + 1e-9))
+        assert abs(np.sum(t * Y) - s.cost) < 1e-8 * s.cost  # strong duality for each of them
+        checked += 1
+    assert checked >= 5

@@ -26,6 +26,7 @@ from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_rng, check_int, check_pos_float, check_real, renamed_option
 from ._problem import _check_psd_gram, _check_targets
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
+from ._relu_certificate import _certify_kkt_point
 from ._toy_core import _newton_lstsq
 
 __all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
@@ -48,6 +49,12 @@ class ReLUOutlierSolution(SolverStatus):
                          outlier direction is unstable, i.e. the KKT point is the global optimum.
     residuals : dict     "stationarity_a", "stationarity_z", "output" (max-abs; the relu
                          subgradient in [0, 1] is allowed where zbar_mu = 0).
+    lower_bound : float  dual lower bound on the global minimum of the cost (weak duality,
+                         :func:`_dual_lower_bound`): t rescaled by ``1/sqrt(dual_margin)`` is
+                         dual feasible, so no interpolant costs less (up to the search that
+                         found ``dual_margin``).
+    duality_gap : float  ``(cost - lower_bound) / cost``: how far the returned point can be from
+                         the global optimum, relative (0 when certified).
     K0, Y, P_scale, T : the problem (K0 (P, P) input kernel of the training inputs, columns of X;
                          Y (P, m), one row per training input, m outputs; P_scale = 1/sigma_a2 =
                          inverse readout prior variance, default P; T = rescaled temperature,
@@ -67,6 +74,8 @@ class ReLUOutlierSolution(SolverStatus):
     Y: np.ndarray
     P_scale: float
     T: float = 0.0
+    lower_bound: float = float("nan")
+    duality_gap: float = float("nan")
 
     @property
     def n_outliers(self) -> int:
@@ -116,6 +125,23 @@ class ReLUOutlierSolution(SolverStatus):
         return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
 
 
+def _dual_lower_bound(t, Y, T, margin):
+    """Weak-duality lower bound on the minimum cost from any multiplier t (notes §5.2 [RECON]).
+
+    The dual of the outlier problem is ``max_t tr(t^T Y) - (T/2)|t|^2`` subject to
+    ``|t^T relu(z)|^2 <= P z^T K0^+ z`` for every z in the range of K0 (at T > 0 the squared
+    error ``|F - Y|^2/(2T)`` is ``max_t tr(t^T (Y - F)) - (T/2)|t|^2``). With ``margin`` the
+    largest ratio of the two sides, ``s t`` is feasible for ``0 <= s <= 1/sqrt(margin)``; the
+    bound is the dual objective at the best such s. At a certified point (margin 1) it equals
+    the cost."""
+    tY = float(np.sum(t * Y))
+    tt = float(np.sum(t * t))
+    s = 1.0 / np.sqrt(margin) if margin > 0 else 1.0
+    if T > 0 and tt > 0:
+        s = min(s, max(tY, 0.0) / (T * tt))
+    return s * tY - 0.5 * T * s * s * tt
+
+
 def _penalised_objective(x, n, m, B, Ps, Y, lam):
     """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(B w_i) a_i^T - Y|^2/(2 lam)``
     in x = [A (n m), W (n r)], z_i = B w_i with K0 = B B^T (B: P x r, so that
@@ -134,9 +160,17 @@ def _penalised_objective(x, n, m, B, Ps, Y, lam):
 
 def _pricing(t, fac, Ps, rng, W_known, n_random):
     """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^+ z)`` over z = B w in the range of K0
-    by L-BFGS from the known neurons, from the signed output directions of t (projected onto the
-    range) and from ``n_random`` random starts (``fac``: :class:`_Factor`). Returns (margin,
-    maximiser w with |w| = 1)."""
+    (:func:`_local_maxima`). Returns (margin, maximiser w with |w| = 1), (0, None) if no start
+    gave a positive ratio."""
+    found = _local_maxima(t, fac, Ps, rng, W_known, n_random)
+    return found[0] if found else (0.0, None)
+
+
+def _local_maxima(t, fac, Ps, rng, W_known, n_random):
+    """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found by
+    L-BFGS from the known neurons, from the signed output directions of t (projected onto the
+    range) and from ``n_random`` random starts (``fac``: :class:`_Factor`). Returns a list of
+    (margin, w with |w| = 1), largest first; maximisers closer than 1e-6 count once."""
     m = t.shape[1]
     B, r = fac.B, fac.r
 
@@ -159,13 +193,18 @@ def _pricing(t, fac, Ps, rng, W_known, n_random):
                     if np.linalg.norm(w) > 0:
                         starts.append(w)
     starts += list(rng.standard_normal((n_random, r)))
-    best, arg = 0.0, None
+    found = []
     for w0 in starts:
         res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
                                 options={"maxiter": 500})
-        if -res.fun > best:
-            best, arg = -float(res.fun), res.x / np.linalg.norm(res.x)
-    return best, arg
+        if -res.fun > 0:
+            found.append((-float(res.fun), res.x / np.linalg.norm(res.x)))
+    found.sort(key=lambda p: -p[0])
+    distinct = []
+    for val, w in found:
+        if all(np.linalg.norm(w - u) > 1e-6 for _, u in distinct):
+            distinct.append((val, w))
+    return distinct
 
 
 class _Factor:
@@ -433,7 +472,10 @@ def solve_relu_outliers(
     ``K0^-1 zbar = Theta(zbar) o (t abar)`` (relu subgradient in [0, 1] where zbar_mu = 0) with
     the multiplier t. It is convex over neuron measures (an atomic-norm problem); its dual is
     ``max_t tr(t^T Y)`` subject to ``|t^T relu(z)|^2 <= P z^T K0^-1 z`` for every z, so a KKT
-    point whose t satisfies that bound (``dual_margin <= 1``) is the global optimum.
+    point whose t satisfies that bound (``dual_margin <= 1``) is the global optimum. Otherwise
+    ``t / sqrt(dual_margin)`` is dual feasible and its dual value is a lower bound on the global
+    minimum (``lower_bound``; ``duality_gap`` = (cost - lower_bound)/cost bounds how far the
+    returned point can be from it).
 
     Range formulation: the preactivations of a network on the training inputs lie in the range
     of K0, so the problem is posed there, ``zbar = B u`` with ``K0 = B B^T`` and
@@ -517,6 +559,13 @@ def solve_relu_outliers(
         _check_representable(K0, Y)
     rng = as_rng(seed)
     K0pinv = fac.pinv  # K0^+ (K0^-1 for a positive-definite K0)
+
+    def certify(t, A, Z, zero_tol, n_start):
+        theta0 = _subgradient(Z, A, t, fac, np.abs(Z) <= zero_tol)[0]
+        return _certify_kkt_point(
+            t, A, Z, fac, Ps, lambda tt, Wk: _local_maxima(tt, fac, Ps, rng, Wk, n_start),
+            theta0=theta0, zero_tol=zero_tol)
+
     Pi = _row_space_projector(Y)
     lam_end = T if T > 0 else 1e-4
     lams = [lam for lam in (1.0, 1e-1, 1e-2, 1e-3) if lam > lam_end] + [lam_end]
@@ -564,6 +613,11 @@ def solve_relu_outliers(
             resid = max(res_d.values())
             ok_kkt = resid <= 10 * max(tol, 1e-8)
             margin, w_star = _pricing(t, fac, Ps, rng, W, n_random)
+            cert = None
+            if ok_kkt and T == 0 and margin > 1.0 + 1e-6:  # t is not unique at T = 0
+                cert = certify(t, A, Z, zero_tol, n_random)
+                if cert.margin < margin:
+                    t, margin = cert.t, cert.margin
             certified = ok_kkt and margin <= 1.0 + 1e-6
             if certified or w_star is None:
                 break
@@ -578,19 +632,38 @@ def solve_relu_outliers(
         cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0pinv)))
         if T > 0:
             cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
-        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt, out_of_budget)
+        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt, out_of_budget, cert)
         if best is None or (ok_kkt and (not best[6] or cost < best[3] - 1e-9)) or \
                 (not best[6] and not ok_kkt and resid < best[4]):
             best = cand
-    t, A, Z, cost, resid, res_d, ok_kkt, out_of_budget = best
+    t, A, Z, cost, resid, res_d, ok_kkt, out_of_budget, cert = best
     margin, _ = _pricing(t, fac, Ps, rng, fac.to_w(Z), n_random + Pn)
+    if ok_kkt and T == 0 and margin > 1.0 + 1e-6 and (cert is None or cert.margin <= 1.0 + 1e-6):
+        # the wider search found a violation the certificate had not seen: certify again with it
+        cert = certify(t, A, Z, 1e-9 * max(1.0, float(np.max(np.abs(Z)))), n_random + Pn)
+        if cert.margin < margin:
+            t, margin = cert.t, cert.margin
     ok = ok_kkt and margin <= 1.0 + 1e-6
+    lower = _dual_lower_bound(t, Y, T, margin)
+    gap = (cost - lower) / cost if cost > 0 else 0.0
     msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
-           f"margin {margin:.8f} ({nit} stages, {n_lbfgs} L-BFGS steps)")
+           f"margin {margin:.8f}, dual lower bound {lower:.10g} (relative gap {gap:.2e}) "
+           f"({nit} stages, {n_lbfgs} L-BFGS steps)")
     status = Status.SUCCESS
     if not ok:
-        why = ("; dual margin > 1: another neuron direction would lower the cost"
+        why = ("; dual margin > 1: t violates the dual bound, so global optimality is not "
+               "certified (another neuron direction may lower the cost, by at most the gap)"
                if margin > 1.0 + 1e-6 else "; KKT system not solved to tolerance")
+        if cert is not None and margin > 1.0 + 1e-6:
+            if cert.cut_bound > 1.0 + 1e-6 and cert.exact:
+                why = (f"; not the global minimum: no multiplier t consistent with this KKT point "
+                       f"({cert.free_dims} free dimensions) satisfies the dual bound even on "
+                       f"{cert.n_cuts} directions (min-max margin {cert.cut_bound:.8f} > 1), so "
+                       "a lower cost exists (by at most the gap); try more n_restarts")
+            else:
+                why += (f"; the certificate search ({cert.free_dims} free dimensions of t, "
+                        f"{cert.rounds} cutting-plane rounds, {cert.n_cuts} directions) did not "
+                        "settle it")
         if fac.singular and T == 0 and res_d["output"] > 1e-6 * float(np.max(np.abs(Y))):
             # the likely reason on a singular K0: no interpolant exists (t diverges with 1/lam)
             why = (f"; the output constraint is violated by {res_d['output']:.2e}: K0 is "
@@ -609,7 +682,7 @@ def solve_relu_outliers(
         converged=bool(ok), status=status, message=msg,
         nit=nit, residual=resid,
         abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
-        K0=K0, Y=Y, P_scale=Ps, T=T,
+        K0=K0, Y=Y, P_scale=Ps, T=T, lower_bound=float(lower), duality_gap=float(gap),
     )
     report(out.message, force=True)
     raise_if_failed(out, throw)
