@@ -3,8 +3,9 @@ layer, predictor), the GP/lazy baseline, sigmoid and ReLU codes on the toy task 
 
 Layout: ``_problem`` (shared input checks), ``_toy_core`` (the single-neuron core shared by all
 code solvers), ``_linear``, ``_gp``, ``_sigmoid_toy`` (+ ``_sigmoid_finite_p``),
-``_sigmoid_general`` (+ ``_general_core``), ``_sweeps``, ``_populations``, ``_relu_toy``,
-``_relu_outliers``, and ``_protocol`` (the common ``predict`` / ``test_kernel`` /
+``_sigmoid_general`` (+ ``_general_core``), ``_sweeps``, ``_populations``, ``_relu_toy``
+(+ ``_relu_multiclass``), ``_relu_outliers`` (+ ``_relu_certificate``, its dual certificate),
+and ``_protocol`` (the common ``predict`` / ``test_kernel`` /
 ``generalization_error`` signatures of the predicting solutions).
 
 Conventions: inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``);

@@ -129,3 +129,10 @@ def _check_anneal(anneal):
     if len(betas) == 0:
         raise ValueError("anneal must contain at least one smoothing parameter")
     return betas
+
+
+def _row_space_projector(Y):
+    """Projector onto the span of the target vectors (rows of Y) in output space."""
+    U, s, Vt = np.linalg.svd(Y, full_matrices=False)
+    k = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
+    return Vt[:k].T @ Vt[:k]

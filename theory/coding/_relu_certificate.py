@@ -23,12 +23,15 @@ minimum iff some (t, u) in that polyhedron satisfies the dual bound
     min_{(t, u) feasible} max_{|w| = 1} |t^T relu(B w)|^2 / P  <=  1.
 
 That min-max is convex in (t, u). It is solved by cutting planes: the inner maximum is
-evaluated by the multi-start search of :func:`._relu_outliers._pricing` (which returns every
-distinct local maximiser it finds); the outer minimum over the cuts collected so far is a
+evaluated by the multi-start search :func:`_local_maxima` (which returns every distinct
+local maximiser it finds); the outer minimum over the cuts collected so far is a
 small smooth convex program (SLSQP on the null space of the equalities). The cut value is a
 lower bound on the min-max: once it exceeds 1, no multiplier consistent with the point is
 dual feasible, which proves the point is *not* the global minimum (the violating directions
 are returned).
+
+Also here: the dual-margin search (:func:`_pricing`, :func:`_local_maxima`) and the weak-duality
+lower bound (:func:`_dual_lower_bound`) that every result reports.
 """
 
 from __future__ import annotations
@@ -39,6 +42,72 @@ import numpy as np
 from scipy import optimize
 
 __all__: list[str] = []
+
+
+def _dual_lower_bound(t, Y, T, margin):
+    """Weak-duality lower bound on the minimum cost from any multiplier t (notes §5.2 [RECON]).
+
+    The dual of the outlier problem is ``max_t tr(t^T Y) - (T/2)|t|^2`` subject to
+    ``|t^T relu(z)|^2 <= P z^T K0^+ z`` for every z in the range of K0 (at T > 0 the squared
+    error ``|F - Y|^2/(2T)`` is ``max_t tr(t^T (Y - F)) - (T/2)|t|^2``). With ``margin`` the
+    largest ratio of the two sides, ``s t`` is feasible for ``0 <= s <= 1/sqrt(margin)``; the
+    bound is the dual objective at the best such s. At a certified point (margin 1) it equals
+    the cost."""
+    tY = float(np.sum(t * Y))
+    tt = float(np.sum(t * t))
+    s = 1.0 / np.sqrt(margin) if margin > 0 else 1.0
+    if T > 0 and tt > 0:
+        s = min(s, max(tY, 0.0) / (T * tt))
+    return s * tY - 0.5 * T * s * s * tt
+
+
+def _pricing(t, fac, Ps, rng, W_known, n_random):
+    """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^+ z)`` over z = B w in the range of K0
+    (:func:`_local_maxima`). Returns (margin, maximiser w with |w| = 1), (0, None) if no start
+    gave a positive ratio."""
+    found = _local_maxima(t, fac, Ps, rng, W_known, n_random)
+    return found[0] if found else (0.0, None)
+
+
+def _local_maxima(t, fac, Ps, rng, W_known, n_random):
+    """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found by
+    L-BFGS from the known neurons, from the signed output directions of t (projected onto the
+    range) and from ``n_random`` random starts (``fac``: :class:`._relu_outliers._Factor`). Returns a list of
+    (margin, w with |w| = 1), largest first; maximisers closer than 1e-6 count once."""
+    m = t.shape[1]
+    B, r = fac.B, fac.r
+
+    def f(w):
+        z = B @ w
+        v = t.T @ np.maximum(z, 0.0)
+        nw = w @ w
+        val = (v @ v) / (Ps * nw)
+        gz = (z > 0) * (t @ v) * (2.0 / (Ps * nw))
+        return -val, -(B.T @ gz - 2.0 * val * w / nw)
+
+    starts = [w for w in W_known if np.linalg.norm(w) > 0]
+    K0 = B @ B.T
+    for k in range(m):
+        for sgn in (1.0, -1.0):
+            h = sgn * t[:, k]
+            for u in (np.maximum(h, 0.0), K0 @ np.maximum(h, 0.0)):
+                if np.any(u > 0):
+                    w = fac.to_w(u)[0]  # coordinates of the projection of u onto the range
+                    if np.linalg.norm(w) > 0:
+                        starts.append(w)
+    starts += list(rng.standard_normal((n_random, r)))
+    found = []
+    for w0 in starts:
+        res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
+                                options={"maxiter": 500})
+        if -res.fun > 0:
+            found.append((-float(res.fun), res.x / np.linalg.norm(res.x)))
+    found.sort(key=lambda p: -p[0])
+    distinct = []
+    for val, w in found:
+        if all(np.linalg.norm(w - u) > 1e-6 for _, u in distinct):
+            distinct.append((val, w))
+    return distinct
 
 
 @dataclass(frozen=True)
@@ -55,7 +124,9 @@ class _Certificate:
     violating : (k, r) the cut directions of the last round when ``cut_bound`` > 1.
     exact : bool      the polyhedron is the whole set of consistent multipliers (always for a
                       positive-definite K0); only then does ``cut_bound`` > 1 prove that the
-                      point is not a global minimum.
+                      point is not a global minimum (and only if SLSQP reported convergence).
+    cuts : (J, r)     the cut directions (unit w, z = B w).
+    polyhedron        (x0, N, G) of :func:`_multiplier_polyhedron`.
     """
 
     t: np.ndarray
@@ -66,6 +137,8 @@ class _Certificate:
     free_dims: int
     violating: np.ndarray
     exact: bool
+    cuts: np.ndarray
+    polyhedron: tuple
 
 
 def _multiplier_polyhedron(t0, A, Z, fac, Ps, zero_tol, theta0):
@@ -123,7 +196,8 @@ def _multiplier_polyhedron(t0, A, Z, fac, Ps, zero_tol, theta0):
 
 def _min_max_over_cuts(x0, N, G, Phi, P, m, Ps, y0, tau0):
     """min over y of max_j |t(y)^T Phi_j|^2 / Ps subject to G (x0 + N y) >= 0, with
-    t(y) = (x0 + N y)[:P m]; SLSQP from (y0, tau0). Returns (y, value)."""
+    t(y) = (x0 + N y)[:P m]; SLSQP from (y0, tau0). Returns (y, value, whether SLSQP reported
+    convergence)."""
     d = N.shape[1]
     Nt = N[: P * m].reshape(P, m, d)
     V0 = Phi.T @ x0[: P * m].reshape(P, m)  # (J, m)
@@ -147,14 +221,14 @@ def _min_max_over_cuts(x0, N, G, Phi, P, m, Ps, y0, tau0):
                             constraints=[{"type": "ineq", "fun": con, "jac": jac}],
                             options={"maxiter": 1000, "ftol": 1e-15})
     v = values(res.x)
-    return res.x[:-1], float(np.max(np.sum(v * v, axis=1)) / Ps)
+    return res.x[:-1], float(np.max(np.sum(v * v, axis=1)) / Ps), bool(res.success)
 
 
 def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6,
                        max_rounds=30, cuts_per_round=10):
     """Cutting-plane search for a multiplier that certifies the KKT point (A, Z) (module
     docstring). ``pricing(t, W_known)`` returns the distinct local maxima of the dual ratio as
-    a list of (margin, w) sorted by margin (:func:`._relu_outliers._local_maxima`)."""
+    a list of (margin, w) sorted by margin (:func:`_local_maxima`)."""
     P, m = t0.shape
     x0, N, G, exact = _multiplier_polyhedron(t0, A, Z, fac, Ps, zero_tol, theta0)
     W = fac.to_w(Z)
@@ -163,10 +237,12 @@ def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6
     best_t, best_margin = t0, np.inf
     bound, violating = 0.0, np.zeros((0, fac.r))
     rounds = 0
+    last = []
     while rounds < max_rounds:
         rounds += 1
         t = (x0 + N @ y)[: P * m].reshape(P, m)
-        found = pricing(t, np.array(cuts))
+        # starts: the neurons and the last round's cuts (not all cuts: the search stays cheap)
+        found = pricing(t, np.array(cuts[: W.shape[0]] + last))
         margin = found[0][0] if found else 0.0
         if margin < best_margin:
             best_t, best_margin = t, margin
@@ -174,11 +250,14 @@ def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6
             break
         new = [w for val, w in found if val > 1.0 + tol][:cuts_per_round]
         cuts += new
+        last = new
         Phi = np.maximum(fac.B @ np.array(cuts).T, 0.0)
-        y, bound = _min_max_over_cuts(x0, N, G, Phi, P, m, Ps, y, margin * 1.01)
+        y, bound, solved = _min_max_over_cuts(x0, N, G, Phi, P, m, Ps, y, margin * 1.01)
         if bound > 1.0 + tol:  # no consistent multiplier satisfies even the cuts
             violating = np.array(new)
+            exact = exact and solved  # a proof only if the convex min-max was solved
             break
     return _Certificate(t=best_t, margin=float(best_margin), cut_bound=float(bound),
                         rounds=rounds, n_cuts=len(cuts), free_dims=int(N.shape[1]),
-                        violating=violating, exact=exact)
+                        violating=violating, exact=exact, cuts=np.array(cuts),
+                        polyhedron=(x0, N, G))

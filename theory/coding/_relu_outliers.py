@@ -24,9 +24,9 @@ from scipy import linalg, optimize
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_rng, check_int, check_pos_float, check_real, renamed_option
-from ._problem import _check_psd_gram, _check_targets
+from ._problem import _check_psd_gram, _check_targets, _row_space_projector
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
-from ._relu_certificate import _certify_kkt_point
+from ._relu_certificate import _certify_kkt_point, _dual_lower_bound, _local_maxima, _pricing
 from ._toy_core import _newton_lstsq
 
 __all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
@@ -125,23 +125,6 @@ class ReLUOutlierSolution(SolverStatus):
         return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
 
 
-def _dual_lower_bound(t, Y, T, margin):
-    """Weak-duality lower bound on the minimum cost from any multiplier t (notes §5.2 [RECON]).
-
-    The dual of the outlier problem is ``max_t tr(t^T Y) - (T/2)|t|^2`` subject to
-    ``|t^T relu(z)|^2 <= P z^T K0^+ z`` for every z in the range of K0 (at T > 0 the squared
-    error ``|F - Y|^2/(2T)`` is ``max_t tr(t^T (Y - F)) - (T/2)|t|^2``). With ``margin`` the
-    largest ratio of the two sides, ``s t`` is feasible for ``0 <= s <= 1/sqrt(margin)``; the
-    bound is the dual objective at the best such s. At a certified point (margin 1) it equals
-    the cost."""
-    tY = float(np.sum(t * Y))
-    tt = float(np.sum(t * t))
-    s = 1.0 / np.sqrt(margin) if margin > 0 else 1.0
-    if T > 0 and tt > 0:
-        s = min(s, max(tY, 0.0) / (T * tt))
-    return s * tY - 0.5 * T * s * s * tt
-
-
 def _penalised_objective(x, n, m, B, Ps, Y, lam):
     """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(B w_i) a_i^T - Y|^2/(2 lam)``
     in x = [A (n m), W (n r)], z_i = B w_i with K0 = B B^T (B: P x r, so that
@@ -156,55 +139,6 @@ def _penalised_objective(x, n, m, B, Ps, Y, lam):
     gA = Ps * A + R @ D
     gW = W + ((Z > 0) * (A @ D.T)) @ B
     return val, np.concatenate([gA.ravel(), gW.ravel()])
-
-
-def _pricing(t, fac, Ps, rng, W_known, n_random):
-    """Dual margin ``max_z |t^T relu(z)|^2 / (Ps z^T K0^+ z)`` over z = B w in the range of K0
-    (:func:`_local_maxima`). Returns (margin, maximiser w with |w| = 1), (0, None) if no start
-    gave a positive ratio."""
-    found = _local_maxima(t, fac, Ps, rng, W_known, n_random)
-    return found[0] if found else (0.0, None)
-
-
-def _local_maxima(t, fac, Ps, rng, W_known, n_random):
-    """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found by
-    L-BFGS from the known neurons, from the signed output directions of t (projected onto the
-    range) and from ``n_random`` random starts (``fac``: :class:`_Factor`). Returns a list of
-    (margin, w with |w| = 1), largest first; maximisers closer than 1e-6 count once."""
-    m = t.shape[1]
-    B, r = fac.B, fac.r
-
-    def f(w):
-        z = B @ w
-        v = t.T @ np.maximum(z, 0.0)
-        nw = w @ w
-        val = (v @ v) / (Ps * nw)
-        gz = (z > 0) * (t @ v) * (2.0 / (Ps * nw))
-        return -val, -(B.T @ gz - 2.0 * val * w / nw)
-
-    starts = [w for w in W_known if np.linalg.norm(w) > 0]
-    K0 = B @ B.T
-    for k in range(m):
-        for sgn in (1.0, -1.0):
-            h = sgn * t[:, k]
-            for u in (np.maximum(h, 0.0), K0 @ np.maximum(h, 0.0)):
-                if np.any(u > 0):
-                    w = fac.to_w(u)[0]  # coordinates of the projection of u onto the range
-                    if np.linalg.norm(w) > 0:
-                        starts.append(w)
-    starts += list(rng.standard_normal((n_random, r)))
-    found = []
-    for w0 in starts:
-        res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
-                                options={"maxiter": 500})
-        if -res.fun > 0:
-            found.append((-float(res.fun), res.x / np.linalg.norm(res.x)))
-    found.sort(key=lambda p: -p[0])
-    distinct = []
-    for val, w in found:
-        if all(np.linalg.norm(w - u) > 1e-6 for _, u in distinct):
-            distinct.append((val, w))
-    return distinct
 
 
 class _Factor:
@@ -413,13 +347,6 @@ def _check_representable(K0, Y, cos_tol=1e-10):
                 f"inputs {a} and {b} are positively parallel ({what}), so every network output "
                 f"has f(x_{b}) = {c:.6g} f(x_{a}), but Y[{b}] != {c:.6g} Y[{a}]; merge or drop "
                 "the repeated inputs, or pass T > 0 (regression)")
-
-
-def _row_space_projector(Y):
-    """Projector onto the span of the target vectors (rows of Y) in output space."""
-    U, s, Vt = np.linalg.svd(Y, full_matrices=False)
-    k = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
-    return Vt[:k].T @ Vt[:k]
 
 
 def _penalised_stage(A, W, m, B, Ps, Y, lam):
