@@ -40,7 +40,9 @@ class ReLUOutlierSolution(SolverStatus):
     ----------
     abar : (n_o, m)      sqrt(N)-scaled outlier readouts.
     zbar : (n_o, P)      sqrt(N)-scaled outlier preactivations on the training inputs.
-    t : (P, m)           conjugate field = Lagrange multiplier of the interpolation constraint.
+    t : (P, m)           conjugate field = Lagrange multiplier of the interpolation constraint
+                         (at T = 0 not unique: the consistent multiplier with the smallest
+                         dual margin found, see :mod:`._relu_certificate`).
     cost : float         sum_i [P |abar_i|^2 + zbar_i^T K0^+ zbar_i] / 2 (minimised; K0^+ is
                          the pseudo-inverse, = K0^-1 for a positive-definite K0; every zbar_i
                          lies in the range of K0).
