@@ -300,7 +300,7 @@ def test_certificate_multipliers_all_satisfy_the_kkt_conditions():
     zero_tol = 1e-9 * np.abs(Z).max()
     at0 = np.abs(Z) <= zero_tol
     theta0 = _subgradient(Z, A, s.t, fac, at0)[0]
-    x0, N, G, exact = _multiplier_polyhedron(s.t, A, Z, fac, float(P), zero_tol, theta0)
+    x0, N, G, exact = _multiplier_polyhedron(s.t, A, Z, fac, zero_tol, theta0)
     assert exact and N.shape[1] > 0 and np.all(G @ x0 >= -1e-12)
     S = Z @ np.linalg.inv(K0)
     pos = (Z > 0) & ~at0

@@ -27,8 +27,8 @@ evaluated by the multi-start search :func:`_local_maxima` (which returns every d
 local maximiser it finds); the outer minimum over the cuts collected so far is a
 small smooth convex program (SLSQP on the null space of the equalities). The cut value is a
 lower bound on the min-max: once it exceeds 1, no multiplier consistent with the point is
-dual feasible, which proves the point is *not* the global minimum (the violating directions
-are returned).
+dual feasible, which proves the point is *not* the global minimum (the cut directions are
+returned).
 
 Also here: the dual-margin search (:func:`_pricing`, :func:`_local_maxima`) and the weak-duality
 lower bound (:func:`_dual_lower_bound`) that every result reports.
@@ -121,7 +121,6 @@ class _Certificate:
     rounds : int      cutting-plane rounds used.
     n_cuts : int      directions in the final cut set.
     free_dims : int   dimension of the set of multipliers consistent with the KKT point.
-    violating : (k, r) the cut directions of the last round when ``cut_bound`` > 1.
     exact : bool      the polyhedron is the whole set of consistent multipliers (always for a
                       positive-definite K0); only then does ``cut_bound`` > 1 prove that the
                       point is not a global minimum (and only if SLSQP reported convergence).
@@ -135,13 +134,12 @@ class _Certificate:
     rounds: int
     n_cuts: int
     free_dims: int
-    violating: np.ndarray
     exact: bool
     cuts: np.ndarray
     polyhedron: tuple
 
 
-def _multiplier_polyhedron(t0, A, Z, fac, Ps, zero_tol, theta0):
+def _multiplier_polyhedron(t0, A, Z, fac, zero_tol, theta0):
     """Linear description of the multipliers (t, u) consistent with the KKT point (A, Z):
     the point x0 = (t0, u0), an orthonormal basis N of the null space of the equalities, and the
     inequalities ``G x >= 0`` (x = (t, u) flattened), and whether the description is exact."""
@@ -230,12 +228,12 @@ def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6
     docstring). ``pricing(t, W_known)`` returns the distinct local maxima of the dual ratio as
     a list of (margin, w) sorted by margin (:func:`_local_maxima`)."""
     P, m = t0.shape
-    x0, N, G, exact = _multiplier_polyhedron(t0, A, Z, fac, Ps, zero_tol, theta0)
+    x0, N, G, exact = _multiplier_polyhedron(t0, A, Z, fac, zero_tol, theta0)
     W = fac.to_w(Z)
     cuts = list(W / np.linalg.norm(W, axis=1, keepdims=True))
     y = np.zeros(N.shape[1])
     best_t, best_margin = t0, np.inf
-    bound, violating = 0.0, np.zeros((0, fac.r))
+    bound = 0.0
     rounds = 0
     last = []
     while rounds < max_rounds:
@@ -254,10 +252,9 @@ def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6
         Phi = np.maximum(fac.B @ np.array(cuts).T, 0.0)
         y, bound, solved = _min_max_over_cuts(x0, N, G, Phi, P, m, Ps, y, margin * 1.01)
         if bound > 1.0 + tol:  # no consistent multiplier satisfies even the cuts
-            violating = np.array(new)
             exact = exact and solved  # a proof only if the convex min-max was solved
             break
     return _Certificate(t=best_t, margin=float(best_margin), cut_bound=float(bound),
                         rounds=rounds, n_cuts=len(cuts), free_dims=int(N.shape[1]),
-                        violating=violating, exact=exact, cuts=np.array(cuts),
+                        exact=exact, cuts=np.array(cuts),
                         polyhedron=(x0, N, G))

@@ -489,7 +489,8 @@ def solve_relu_outliers(
     rng = as_rng(seed)
     K0pinv = fac.pinv  # K0^+ (K0^-1 for a positive-definite K0)
 
-    def certify(t, A, Z, zero_tol, n_start):
+    def certify(t, A, Z, n_start):
+        zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))  # as for the KKT residuals
         theta0 = _subgradient(Z, A, t, fac, np.abs(Z) <= zero_tol)[0]
         return _certify_kkt_point(
             t, A, Z, fac, Ps, lambda tt, Wk: _local_maxima(tt, fac, Ps, rng, Wk, n_start),
@@ -544,7 +545,7 @@ def solve_relu_outliers(
             margin, w_star = _pricing(t, fac, Ps, rng, W, n_random)
             cert = None
             if ok_kkt and T == 0 and margin > 1.0 + 1e-6:  # t is not unique at T = 0
-                cert = certify(t, A, Z, zero_tol, n_random)
+                cert = certify(t, A, Z, n_random)
                 if cert.margin < margin:
                     t, margin = cert.t, cert.margin
             certified = ok_kkt and margin <= 1.0 + 1e-6
@@ -569,7 +570,7 @@ def solve_relu_outliers(
     margin, _ = _pricing(t, fac, Ps, rng, fac.to_w(Z), n_random + Pn)
     if ok_kkt and T == 0 and margin > 1.0 + 1e-6 and (cert is None or cert.margin <= 1.0 + 1e-6):
         # the wider search found a violation the certificate had not seen: certify again with it
-        cert = certify(t, A, Z, 1e-9 * max(1.0, float(np.max(np.abs(Z)))), n_random + Pn)
+        cert = certify(t, A, Z, n_random + Pn)
         if cert.margin < margin:
             t, margin = cert.t, cert.margin
     ok = ok_kkt and margin <= 1.0 + 1e-6
