@@ -100,3 +100,38 @@ def test_general_search_finds_the_maximum_sign_patterns_missed():
         d["t"], full=True)[1]
     assert 30 * patterns_only[0] == pytest.approx(181.550, abs=1e-3)
     assert 30 * with_draws[0] == pytest.approx(183.377, abs=1e-3)
+
+
+def test_bundle_centre_value_is_never_below_its_cuts():
+    """A search that misses the global maximum of Q_t at a centre (simulated: the first five
+    oracle calls return only their lowest maximum) must not stop the bundle. Every cut is a
+    lower bound of f, so a cut above the centre value proves the miss; the centre is then
+    searched again from every cut. Before, the model lay above f_c, the predicted decrease
+    turned negative and the bundle stopped at the under-estimated value (Fashion-MNIST P = 30
+    and digits P = 100 did this)."""
+    from richlazy.theory.coding._bundle import _bundle_loop, _Oracle, _phi_derivs, _RangeNeuron
+
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    neuron = _RangeNeuron(np.eye(P), "sigmoid_erf")
+    oracle = _Oracle(neuron, Y, 20, np.random.default_rng(0))
+
+    class Missing:
+        rng, calls = oracle.rng, 0
+
+        def __call__(self, t, warm, n_random=None):
+            U, Q = oracle(t, warm, n_random)
+            self.calls += 1
+            return (U[-1:], Q[-1:]) if self.calls <= 5 else (U, Q)
+
+    t_c, f_c, atoms, _w, nit, done, *_ = _bundle_loop(
+        neuron, Missing(), Y, 2.0 * (Y - Y.mean()), None, 500, 1e-11, None)
+    assert done and nit < 500
+    phi = _phi_derivs(atoms @ neuron.B.T, "sigmoid_erf")[0]
+    cuts = np.sum((phi @ t_c) ** 2, axis=1) / (2 * P) - 0.5 * np.sum(atoms**2, axis=1)
+    assert f_c >= np.max(cuts) - np.sum(t_c * Y) - 1e-9
+    f_search = oracle(t_c, atoms, n_random=100)[1][0] - np.sum(t_c * Y)
+    assert f_c == pytest.approx(f_search, abs=1e-8 * abs(f_search))
+    exact = solve_sigmoid_general(np.eye(P), Y, strategy="continuation")
+    assert f_c == pytest.approx(exact.g_value * P - np.sum(exact.t * Y), rel=1e-7)

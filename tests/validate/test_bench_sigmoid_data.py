@@ -2,6 +2,7 @@
 subsets, the bundle converges with a certificate, unavailable datasets are reported."""
 
 import numpy as np
+import pytest
 from richlazy.validate.benchmarks._sigmoid_data import (
     bench_sigmoid_data,
     format_bench_sigmoid_data,
@@ -20,3 +21,11 @@ def test_sigmoid_data_bench_small(monkeypatch, tmp_path):
     text = format_bench_sigmoid_data(r)
     assert "digits" in text and "bundle" in text and "fashion_mnist: skipped" in text
 
+
+
+def test_sigmoid_data_bench_strategies_option():
+    r = bench_sigmoid_data(n_subsets=1, P=12, datasets=("digits",), strategies=("bundle",))
+    assert set(r["datasets"]["digits"]["rows"][0]) == {"classes", "bundle"}
+    assert "continuation" not in format_bench_sigmoid_data(r)
+    with pytest.raises(ValueError, match="strategies"):
+        bench_sigmoid_data(n_subsets=1, P=12, strategies=("newton",))

@@ -34,8 +34,13 @@ __all__: list[str] = []
 
 _MAX_RESTARTS = 5  # bundle restarts after the final global search found a missed maximum
 _ARCHIVE = 300  # replaced cuts kept for the final lower bound
-_PERTURB = (1e-3, 1e-2)  # relative sizes of the centre perturbations for the lower bound
-_N_PERTURB = 4  # perturbations per size
+_PERTURB = (1e-3, 1e-2, 1e-1)  # relative sizes of the centre perturbations for the lower bound
+_N_PERTURB = 8  # perturbations per size
+_RANDOM_EVERY = 10  # bundle iterations between oracle calls with random starts
+_CHECK_EVERY = 100  # bundle iterations between certificate checks (once the decrease is small)
+_CHECK_DECREASE = 1e-6  # ... namely once the predicted decrease is below this times 1 + |f|
+GAP_RTOL = 1e-5  # certified iff the duality gap is <= GAP_RTOL (1 + |f|) ...
+OUTPUT_ATOL = 1e-4  # ... and the codes' output constraint holds to this max-abs residual
 
 
 class _RangeNeuron:
@@ -158,9 +163,12 @@ class _Oracle:
         return nr.local_maxima(t, np.vstack(starts))
 
 
-def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
+def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, certify=None):
     """Proximal bundle iterations from centre t_c with the cuts ``atoms``; returns (t_c, f_c,
-    atoms, w, nit, converged, the last replaced atoms)."""
+    atoms, w, nit, converged, the last replaced atoms, certificate). Stops when the predicted
+    decrease is below ``rtol (1 + |f|)`` or, every _CHECK_EVERY iterations once it is below
+    _CHECK_DECREASE (1 + |f|), when ``certify(t_c, atoms, w, archive)`` (a dict of
+    :func:`_certificate`) is certified; that certificate is returned (else None)."""
     P = neuron.P
     U, Q = oracle(t_c, atoms)
     f_c = Q[0] - np.sum(t_c * Y)
@@ -171,6 +179,18 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
     for it in range(maxiter):
         Phi = _phi_derivs(atoms @ neuron.B.T, neuron.activation)[0].T
         c = 0.5 * np.sum(atoms * atoms, axis=1)
+        v = Phi.T @ t_c
+        q_c = np.sum(v * v, axis=1) / (2 * P) - c  # every cut's piece at the centre
+        if np.max(q_c) - np.sum(t_c * Y) > f_c + 1e-12 * (1.0 + abs(f_c)):
+            # a later cut lies above f_c: the search at the centre missed a higher maximum,
+            # and a model above f_c would stop the bundle with a negative predicted decrease.
+            # Ascend from every cut at the centre (raises f_c at least to the model there).
+            U, Q = oracle(t_c, atoms, n_random=0)
+            f_c = max(f_c, Q[0] - np.sum(t_c * Y))
+            atoms, age, w, replaced = _merge_cuts(atoms, age, w, q_c, U, Q)
+            archive.extend(replaced)
+            Phi = _phi_derivs(atoms @ neuron.B.T, neuron.activation)[0].T
+            c = 0.5 * np.sum(atoms * atoms, axis=1)
         w, t_new = _simplex_subproblem(Phi, c, Y, t_c, tau, w)
         v = Phi.T @ t_new
         q_new = np.sum(v * v, axis=1) / (2 * P) - c  # every cut's piece at t_new
@@ -178,10 +198,27 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
         delta = f_c - (model + np.sum((t_new - t_c) ** 2) / (2 * tau))
         if report is not None:
             report(f"bundle iteration {it}: f = {f_c:.12g}, predicted decrease {delta:.2e}, "
-                   f"{len(atoms)} atoms")
+                   f"{len(atoms)} atoms, proximal weight tau {tau:.3g}")
         if delta < rtol * (1.0 + abs(f_c)):
-            return t_c, f_c, atoms, w, it + 1, True, list(archive)
-        U, Q = oracle(t_new, atoms[w > 1e-7])
+            return t_c, f_c, atoms, w, it + 1, True, list(archive), None
+        if (certify is not None and it % _CHECK_EVERY == _CHECK_EVERY - 1
+                and delta < _CHECK_DECREASE * (1.0 + abs(f_c))):
+            cert = certify(t_c, atoms, w, list(archive), early=True)
+            if cert["upper"] > f_c + rtol * (1.0 + abs(f_c)):  # a missed maximum: a new cut
+                f_c = cert["upper"]
+                atoms = np.vstack([atoms, cert["U_all"]])
+                age = np.concatenate([age, np.zeros(len(cert["U_all"]))])
+                w = np.concatenate([w, np.zeros(len(cert["U_all"]))])
+                continue
+            if _certified(cert):
+                if report is not None:
+                    report(f"bundle iteration {it}: certified (relative duality gap "
+                           f"{_relative_gap(cert):.1e}, output residual {cert['out_res']:.1e})")
+                return t_c, f_c, atoms, w, it + 1, True, list(archive), cert
+        # warm starts from every cut, so that f(t_new) >= the model there (ascent from u_k only
+        # raises Q_t(u_k) = q_k(t_new)); random starts on every _RANDOM_EVERY-th iteration
+        # only: a maximum missed in between is caught by the final search (restart)
+        U, Q = oracle(t_new, atoms, n_random=None if it % _RANDOM_EVERY == 0 else 0)
         f_new = Q[0] - np.sum(t_new * Y)
         serious = f_c - f_new >= 0.1 * (f_c - model)
         age = np.where(w > 1e-7, 0, age + 1)
@@ -195,7 +232,7 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0):
             tau = min(2.0 * tau, 1e4)
         else:
             tau = max(0.5 * tau, 1e-3)
-    return t_c, f_c, atoms, w, maxiter, False, list(archive)
+    return t_c, f_c, atoms, w, maxiter, False, list(archive), None
 
 
 def _merge_cuts(atoms, age, w, q_atoms, U, Q, dedup=1e-9):
@@ -244,33 +281,28 @@ def _codes_at(neuron, Y, t, atoms, w, wmin):
     return U, Pg, Q, float(np.max(np.abs(out - Y))), abs(Pg.sum() - 1.0)
 
 
-def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):
-    """Bundle solve with certificate. Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
-    bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower,
-    output residual, degeneracy spread, the other maxima, nit, converged, message."""
-    neuron = _RangeNeuron(K0, activation)
-    oracle = _Oracle(neuron, Y, n_random, rng)
-    P = Y.shape[0]
-    t_c, atoms, nit = 2.0 * (Y - Y.mean()), None, 0
-    for _restart in range(_MAX_RESTARTS + 1):
-        t_c, f_c, atoms, w, k, done, archive = _bundle_loop(
-            neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol, report,
-            tau=1.0 if nit == 0 else 1e2)
-        nit += k
-        # final global search at the centre with five times the random starts; a maximum the
-        # iterations missed restarts the bundle with it as a cut
-        U_all, Q_all = oracle(t_c, atoms[w > 1e-9], n_random=5 * n_random)
-        upper = Q_all[0] - np.sum(t_c * Y)
-        if not done or upper - f_c <= rtol * (1.0 + abs(f_c)) or nit >= maxiter:
-            break
-        if report is not None:
-            report(f"final search found a higher maximum (f {f_c:.12g} -> {upper:.12g}): "
-                   "bundle restarted with it")
-        atoms = np.vstack([atoms, U_all])
+def _relative_gap(cert):
+    return (cert["upper"] - cert["lower"]) / (1.0 + abs(cert["upper"]))
+
+
+def _certified(cert):
+    return bool(cert["Pg"].size and cert["out_res"] <= OUTPUT_ATOL
+                and _relative_gap(cert) <= GAP_RTOL)
+
+
+def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=False):
+    """Certificate at the centre t_c: ``upper`` = f(t_c) from a global search with five times
+    the random starts (its maxima U_all, Q_all), the codes at t_c (``_codes_at``) and ``lower``,
+    the restricted problem (tau -> inf) over all atoms, the search's maxima, the replaced cuts
+    and the codes' continuations at perturbed centres t_c + d (mixtures of these nearby atoms
+    approximate the optimal code positions to second order in |d|). ``early``: a check during
+    the iterations; the search and the bound (seconds, with about a thousand candidate atoms)
+    are skipped while the codes' output residual alone already fails (``lower`` = -inf)."""
     U, Pg, Q, out_res, norm_res = _codes_at(neuron, Y, t_c, atoms, w, 1e-9)
-    # lower bound: the restricted problem (tau -> inf) over all atoms, the final maxima and the
-    # codes' continuations at perturbed centres t_c + d: mixtures of these nearby atoms
-    # approximate the optimal code positions to second order in |d|
+    if early and not out_res <= OUTPUT_ATOL:
+        return dict(t=t_c, upper=-np.inf, lower=-np.inf, U=U, Pg=Pg, Q=Q, out_res=out_res,
+                    norm_res=norm_res)
+    U_all, Q_all = oracle(t_c, atoms[w > 1e-9], n_random=5 * n_random)
     cand = [atoms, U_all] + ([np.array(archive)] if archive else [])
     scale = np.sqrt(np.mean(t_c**2))
     for eps in _PERTURB:
@@ -278,11 +310,47 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
             d = eps * scale * oracle.rng.standard_normal(t_c.shape)
             cand.append(neuron.local_maxima(t_c + d, U)[0])
     cand = np.vstack(cand)
-    Phi = _phi_derivs(cand @ neuron.B.T, activation)[0].T
+    Phi = _phi_derivs(cand @ neuron.B.T, neuron.activation)[0].T
     c = 0.5 * np.sum(cand * cand, axis=1)
     w_r, _t_r = _simplex_subproblem(Phi, c, Y, t_c, 1e12,
                                    np.concatenate([w, np.zeros(len(cand) - len(w))]))
-    lower = _restricted_dual(Phi, c, Y, w_r)
+    return dict(t=t_c, U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y),
+                lower=_restricted_dual(Phi, c, Y, w_r), U=U, Pg=Pg, Q=Q, out_res=out_res,
+                norm_res=norm_res)
+
+
+def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):
+    """Bundle solve with certificate. Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
+    bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower,
+    output residual, degeneracy spread, the other maxima, nit, converged, certified, message."""
+    neuron = _RangeNeuron(K0, activation)
+    oracle = _Oracle(neuron, Y, n_random, rng)
+    P = Y.shape[0]
+
+    def certify(t, atoms, w, archive, early=False):
+        return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, early)
+
+    t_c, atoms, nit = 2.0 * (Y - Y.mean()), None, 0
+    for _restart in range(_MAX_RESTARTS + 1):
+        t_c, f_c, atoms, w, k, done, archive, cert = _bundle_loop(
+            neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol, report,
+            tau=1.0 if nit == 0 else 1e2, certify=certify)
+        nit += k
+        if cert is not None:  # certified early
+            break
+        # the certificate's search has five times the random starts; a maximum the iterations
+        # missed restarts the bundle with it as a cut
+        cert = certify(t_c, atoms, w, archive)
+        upper = cert["upper"]
+        if (not done or upper - f_c <= rtol * (1.0 + abs(f_c)) or nit >= maxiter
+                or _restart == _MAX_RESTARTS):  # the gap then shows the missed maximum
+            break
+        if report is not None:
+            report(f"final search found a higher maximum (f {f_c:.12g} -> {upper:.12g}): "
+                   "bundle restarted with it")
+        atoms = np.vstack([atoms, cert["U_all"]])
+    U, Pg, Q, U_all, Q_all = cert["U"], cert["Pg"], cert["Q"], cert["U_all"], cert["Q_all"]
+    upper, lower = cert["upper"], cert["lower"]
     gap = upper - lower
     spread = float(Q_all[0] - Q.min()) if Q.size else float("inf")
     far = np.array([np.min(np.max(np.abs(U - u), axis=1)) > 1e-6 for u in U_all]) \
@@ -290,10 +358,13 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     Z = U @ neuron.B.T
     ph = _phi_derivs(Z, activation)[0]
     msg = (f"proximal bundle: {nit} iterations, f in [{lower:.12g}, {upper:.12g}] (duality gap "
-           f"{gap:.2e}), {len(Pg)} codes, output residual {out_res:.1e}, tie spread {spread:.1e}")
-    if not done:
+           f"{gap:.2e}), {len(Pg)} codes, output residual {cert['out_res']:.1e}, tie spread "
+           f"{spread:.1e}")
+    certified = _certified(cert)
+    if not done and not certified:
         msg += f"; the bundle did not reach rtol={rtol:g} within maxiter={maxiter}: raise maxiter"
-    return dict(converged=done, t=t_c, Z=Z, U=U, Pg=Pg, A=ph @ t_c / P, G=Q_all[0] / P,
-                upper=upper, lower=lower, gap=gap, output_residual=out_res,
-                normalisation_residual=norm_res, spread=spread, other=U_all[far] @ neuron.B.T,
-                other_G=Q_all[far] / P, nit=nit, message=msg, B=neuron.B)
+    return dict(converged=done, certified=certified, t=t_c, Z=Z, U=U, Pg=Pg, A=ph @ t_c / P,
+                G=Q_all[0] / P, upper=upper, lower=lower, gap=gap,
+                output_residual=cert["out_res"], normalisation_residual=cert["norm_res"],
+                spread=spread, other=U_all[far] @ neuron.B.T, other_G=Q_all[far] / P, nit=nit,
+                message=msg, B=neuron.B)

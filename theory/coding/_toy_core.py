@@ -63,12 +63,15 @@ def _keep_maxima(X, val, grad, hess, tol, dedup, relative):
     lam = np.linalg.eigvalsh(hess)
     good = np.flatnonzero((np.max(np.abs(grad), axis=1) < 1e3 * tol) & (lam[:, -1] < 0))
     good = good[np.argsort(-val[good])]
-    keep = []
-    for i in good:
-        scale = (1 + np.max(np.abs(X[i]))) if relative else 1.0
-        if all(np.max(np.abs(X[i] - X[j])) > dedup * scale for j in keep):
+    if good.size == 0:
+        return good
+    Xg = X[good]
+    scale = (1.0 + np.max(np.abs(Xg), axis=1)) if relative else np.ones(good.size)
+    keep = [0]
+    for i in range(1, good.size):  # greedy in decreasing value: drop a point near a kept one
+        if np.min(np.max(np.abs(Xg[keep] - Xg[i]), axis=1)) > dedup * scale[i]:
             keep.append(i)
-    return np.array(keep, dtype=int)
+    return good[np.array(keep, dtype=int)]
 
 
 class _ToyNeuron:

@@ -38,12 +38,20 @@ def _problems(dataset, n_subsets, P, seed):
     return out
 
 
+_STRATEGIES = ("bundle", "continuation")
+
+
 def bench_sigmoid_data(*, n_subsets: int = 3, P: int = 30, seed: int = 0,
-                       datasets=("digits", "fashion_mnist")) -> dict:
-    """Solve each problem with strategy "bundle" and "continuation"; returns per-dataset lists
-    of dicts (classes, converged, relative gap, codes, seconds) per strategy."""
+                       datasets=("digits", "fashion_mnist"), strategies=_STRATEGIES) -> dict:
+    """Solve each problem with each of ``strategies`` (default "bundle" and "continuation");
+    returns per-dataset lists of dicts (classes, converged, relative gap, codes, iterations,
+    seconds) per strategy."""
     n_subsets = check_int("n_subsets", n_subsets, minimum=1)
     P = check_int("P", P, minimum=6)
+    strategies = tuple(strategies)
+    if not strategies or any(s not in _STRATEGIES for s in strategies):
+        raise ValueError(f"strategies must be a non-empty subset of {_STRATEGIES}, got "
+                         f"{strategies!r}")
     res = {}
     for name in datasets:
         try:
@@ -54,17 +62,17 @@ def bench_sigmoid_data(*, n_subsets: int = 3, P: int = 30, seed: int = 0,
         rows = []
         for classes, K0, Y in probs:
             row = {"classes": list(classes)}
-            for strategy in ("bundle", "continuation"):
+            for strategy in strategies:
                 t0 = time.perf_counter()
                 s = solve_sigmoid_general(K0, Y, strategy=strategy, seed=seed)
                 row[strategy] = dict(
                     converged=bool(s.converged), seconds=time.perf_counter() - t0,
-                    n_codes=int(s.n_codes),
+                    n_codes=int(s.n_codes), nit=int(s.nit),
                     rel_gap=float(s.duality_gap / (1.0 + abs(s.f_bounds[1])))
                     if s.converged else float("nan"))
             rows.append(row)
         res[name] = {"rows": rows}
-    return {"P": P, "n_subsets": n_subsets, "datasets": res}
+    return {"P": P, "n_subsets": n_subsets, "strategies": list(strategies), "datasets": res}
 
 
 def format_bench_sigmoid_data(r: dict) -> str:
@@ -74,7 +82,7 @@ def format_bench_sigmoid_data(r: dict) -> str:
         if "unavailable" in d:
             lines.append(f"  {name}: skipped ({d['unavailable']})")
             continue
-        for strategy in ("bundle", "continuation"):
+        for strategy in r.get("strategies", _STRATEGIES):
             rr = [row[strategy] for row in d["rows"]]
             ok = sum(x["converged"] for x in rr)
             med = statistics.median(x["seconds"] for x in rr)
