@@ -167,8 +167,9 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, 
     """Proximal bundle iterations from centre t_c with the cuts ``atoms``; returns (t_c, f_c,
     atoms, w, nit, converged, the last replaced atoms, certificate). Stops when the predicted
     decrease is below ``rtol (1 + |f|)`` or, every _CHECK_EVERY iterations once it is below
-    _CHECK_DECREASE (1 + |f|), when ``certify(t_c, atoms, w, archive)`` (a dict of
-    :func:`_certificate`) is certified; that certificate is returned (else None)."""
+    _CHECK_DECREASE (1 + |f|), when ``certify(t_c, atoms, w, archive, early=True)`` (a dict
+    of :func:`_certificate`) is certified; that certificate is returned (else None). Such a
+    check whose search finds a maximum above f_c adds it as a cut and goes on."""
     P = neuron.P
     U, Q = oracle(t_c, atoms)
     f_c = Q[0] - np.sum(t_c * Y)
