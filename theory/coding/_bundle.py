@@ -322,8 +322,9 @@ def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=Fals
 
 def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):
     """Bundle solve with certificate. Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
-    bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower,
-    output residual, degeneracy spread, the other maxima, nit, converged, certified, message."""
+    bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower and
+    ``rel_gap`` = gap / (1 + |upper|), output residual, degeneracy spread, the other maxima,
+    nit, converged, certified, message."""
     neuron = _RangeNeuron(K0, activation)
     oracle = _Oracle(neuron, Y, n_random, rng)
     P = Y.shape[0]
@@ -366,6 +367,7 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         msg += f"; the bundle did not reach rtol={rtol:g} within maxiter={maxiter}: raise maxiter"
     return dict(converged=done, certified=certified, t=t_c, Z=Z, U=U, Pg=Pg, A=ph @ t_c / P,
                 G=Q_all[0] / P, upper=upper, lower=lower, gap=gap,
+                rel_gap=_relative_gap(cert),
                 output_residual=cert["out_res"], normalisation_residual=cert["norm_res"],
                 spread=spread, other=U_all[far] @ neuron.B.T, other_G=Q_all[far] / P, nit=nit,
                 message=msg, B=neuron.B)

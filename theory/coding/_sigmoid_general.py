@@ -350,11 +350,10 @@ def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
     out = _solve_general_bundle(K0, Y, activation, rng, max(n_random, 20), rtol, maxiter,
                                 report if report.enabled else None)
     P = Y.shape[0]
-    rel_gap = out["gap"] / (1.0 + abs(out["upper"]))
     ok = out["certified"]
     msg = out["message"]
     if out["converged"] and not ok:
-        msg += (f"; relative duality gap {rel_gap:.1e} (needs <= {GAP_RTOL:g}) or output "
+        msg += (f"; relative duality gap {out['rel_gap']:.1e} (needs <= {GAP_RTOL:g}) or output "
                 f"residual above {OUTPUT_ATOL:g}: raise maxiter or lower rtol")
     Z = out["Z"]
     ph = _phi_derivs(Z, activation)[0]
