@@ -136,3 +136,34 @@ def _row_space_projector(Y):
     U, s, Vt = np.linalg.svd(Y, full_matrices=False)
     k = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
     return Vt[:k].T @ Vt[:k]
+
+
+def _check_representable(K0, Y, cos_tol=1e-10):
+    """Interpolation on a singular K0 needs targets that relu features of range vectors can
+    produce. Exact obstructions checked here: a zero input (K0_mu,mu = 0) has relu(z)_mu = 0,
+    and positively parallel inputs (K0_mu,nu^2 = K0_mu,mu K0_nu,nu, K0_mu,nu > 0; duplicates
+    among them) have relu(z)_nu = c relu(z)_mu with c = sqrt(K0_nu,nu / K0_mu,mu) for every z in
+    the range of K0; ValueError when the targets violate them."""
+    P = K0.shape[0]
+    d = np.diag(K0)
+    ytol = 1e-8 * max(float(np.max(np.abs(Y))), 1e-300)
+    zero = d <= 1e-12 * np.max(d)
+    bad = np.flatnonzero(zero & np.any(np.abs(Y) > ytol, axis=1))
+    if bad.size:
+        raise ValueError(
+            f"Y cannot be interpolated on this K0 (T = 0): training input {bad[0]} is zero "
+            f"(K0[{bad[0]}, {bad[0]}] = {d[bad[0]]:.3g}), so every network output on it is 0, but "
+            f"Y[{bad[0]}] is not; drop that input or pass T > 0 (regression)")
+    live = np.flatnonzero(~zero)
+    s = np.sqrt(d[live])
+    cos = K0[np.ix_(live, live)] / np.outer(s, s)
+    iu, ju = np.nonzero(np.triu(cos >= 1.0 - cos_tol, k=1))
+    for a, b in zip(live[iu], live[ju], strict=True):
+        c = np.sqrt(d[b] / d[a])
+        if np.max(np.abs(Y[b] - c * Y[a])) > ytol:
+            what = "duplicates" if abs(c - 1.0) <= 1e-8 else f"x_{b} = {c:.6g} x_{a}"
+            raise ValueError(
+                f"Y cannot be interpolated on this K0 (rank-deficient, P = {P}; T = 0): training "
+                f"inputs {a} and {b} are positively parallel ({what}), so every network output "
+                f"has f(x_{b}) = {c:.6g} f(x_{a}), but Y[{b}] != {c:.6g} Y[{a}]; merge or drop "
+                "the repeated inputs, or pass T > 0 (regression)")

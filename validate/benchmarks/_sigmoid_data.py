@@ -52,6 +52,20 @@ def bench_sigmoid_data(*, n_subsets: int = 3, P: int = 30, seed: int = 0,
     if not strategies or any(s not in _STRATEGIES for s in strategies):
         raise ValueError(f"strategies must be a non-empty subset of {_STRATEGIES}, got "
                          f"{strategies!r}")
+    def run(K0, Y, strategy):
+        s = solve_sigmoid_general(K0, Y, strategy=strategy, seed=seed)
+        return dict(converged=bool(s.converged), n_codes=int(s.n_codes), nit=int(s.nit),
+                    rel_gap=float(s.duality_gap / (1.0 + abs(s.f_bounds[1])))
+                    if s.converged else float("nan"))
+
+    res = _sweep(datasets, n_subsets, P, seed, {k: k for k in strategies}, run)
+    return {"P": P, "n_subsets": n_subsets, "strategies": list(strategies), "datasets": res}
+
+
+def _sweep(datasets, n_subsets, P, seed, variants, run):
+    """For each dataset and problem of :func:`_problems`: ``run(K0, Y, option)`` for each
+    ``label: option`` of ``variants``, timed. Returns {dataset: {"rows": [{"classes", label:
+    dict incl. "seconds"}]}} or {dataset: {"unavailable": why}}."""
     res = {}
     for name in datasets:
         try:
@@ -62,17 +76,13 @@ def bench_sigmoid_data(*, n_subsets: int = 3, P: int = 30, seed: int = 0,
         rows = []
         for classes, K0, Y in probs:
             row = {"classes": list(classes)}
-            for strategy in strategies:
+            for label, option in variants.items():
                 t0 = time.perf_counter()
-                s = solve_sigmoid_general(K0, Y, strategy=strategy, seed=seed)
-                row[strategy] = dict(
-                    converged=bool(s.converged), seconds=time.perf_counter() - t0,
-                    n_codes=int(s.n_codes), nit=int(s.nit),
-                    rel_gap=float(s.duality_gap / (1.0 + abs(s.f_bounds[1])))
-                    if s.converged else float("nan"))
+                out = run(K0, Y, option)
+                row[label] = dict(out, seconds=time.perf_counter() - t0)
             rows.append(row)
         res[name] = {"rows": rows}
-    return {"P": P, "n_subsets": n_subsets, "strategies": list(strategies), "datasets": res}
+    return res
 
 
 def format_bench_sigmoid_data(r: dict) -> str:

@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmarks with ratios measured in one run")
     b.add_argument("--only", metavar="NAMES", default=None,
                    help="comma-separated subset of the benchmarks: sampler, sampler-ess, coding, "
-                        "richness, ldt, ldt-sampler, equality, equality-structured, sigmoid-data "
-                        "(default: all)")
+                        "richness, ldt, ldt-sampler, equality, equality-structured, sigmoid-data, "
+                        "relu-data (default: all)")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--min-time", type=_positive_float, default=1.0, metavar="S",
                    help="minimum seconds per timed measurement (default 1.0)")
