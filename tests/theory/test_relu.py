@@ -269,6 +269,7 @@ def test_outlier_dual_lower_bound_is_below_every_interpolant(T):
     assert s.lower_bound == pytest.approx(scale * tY - 0.5 * T * scale**2 * tt, rel=1e-12)
     assert s.lower_bound <= s.cost * (1 + 1e-12)
     assert s.duality_gap == pytest.approx((s.cost - s.lower_bound) / s.cost, rel=1e-12)
+    assert s.lower_bound <= s.upper_bound * (1 + 1e-12) and s.upper_bound <= s.cost
     L = np.linalg.cholesky(K0)
     rng = np.random.default_rng(3)
     for _ in range(3):
@@ -348,6 +349,37 @@ def test_restricted_dual_matches_the_group_lasso_primal():
         assert dual <= primal * (1 + 1e-9)
 
 
+def test_restricted_primal_is_the_group_lasso_cost_of_its_directions():
+    """_restricted_primal (the upper bound of uncertified solutions): on orthonormal toy inputs
+    the class-indicator directions plus random ones give the closed-form minimum
+    ``P sum_c sqrt(rho_c) |y_c|`` (notes §5.2; the optimum uses only the indicators); on a
+    random dictionary of the correlated problem it equals the independent IRLS of this file, at
+    T = 0 and T > 0; targets outside the span of the features are reported by the residual."""
+    from richlazy.theory.coding._problem import _check_psd_gram
+    from richlazy.theory.coding._relu_dual import _restricted_primal
+    from richlazy.theory.coding._relu_outliers import _Factor
+
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    P = 16
+    fac = _Factor(*_check_psd_gram(np.eye(P)))
+    rng = np.random.default_rng(11)
+    W = np.vstack([np.eye(3)[lab].T, rng.standard_normal((10, P))])
+    cost, res = _restricted_primal(fac, W, Yc[lab], float(P), 0.0)
+    exact = P * np.sum(np.sqrt([0.5, 0.25, 0.25]) * np.linalg.norm(Yc, axis=1))
+    assert cost == pytest.approx(exact, rel=1e-8) and res < 1e-12
+    cost, res = _restricted_primal(fac, np.eye(3)[lab].T[:1], Yc[lab], float(P), 0.0)
+    assert res > 0.1  # one class direction cannot carry three class targets
+    K0, Y = _correlated_problem()
+    fac = _Factor(*_check_psd_gram(K0))
+    W = rng.standard_normal((60, K0.shape[0]))
+    Phi = np.maximum(W / np.linalg.norm(W, axis=1, keepdims=True) @ fac.B.T, 0.0)
+    for T in (0.0, 0.3):
+        cost, res = _restricted_primal(fac, W, Y, float(K0.shape[0]), T)
+        ref = _group_lasso_interpolant(Phi.T, Y, float(K0.shape[0]), T, iters=3000)
+        assert cost == pytest.approx(ref, rel=1e-7) and res < 1e-10
+
+
 def test_dual_ascent_reaches_the_global_minimum_from_a_poor_multiplier():
     """_prox_dual_ascent from a multiplier far from optimal: on orthonormal toy inputs the
     lower bound rises to the closed-form minimum ``P sum_c sqrt(rho_c) |y_c|`` (notes §5.2) and
@@ -413,6 +445,7 @@ def test_dual_ascent_bound_on_a_fashion_mnist_problem_stays_below_known_networks
     other = _group_lasso_interpolant(np.maximum(L @ W7.T, 0.0), Y, float(P), 0.0, iters=2000)
     assert other < s.cost * (1 - 1e-6)  # a better network than the seed-0 point
     assert s.lower_bound <= other
+    assert s.lower_bound <= s.upper_bound <= s.cost  # a feasible network along known directions
     rng = np.random.default_rng(3)
     W = rng.standard_normal((4 * P, P))
     W = np.vstack([W, np.linalg.solve(L, s.zbar.T).T])

@@ -206,3 +206,42 @@ def _ascent(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, rho=None, n_
                 report(f"dual ascent: the verification search found dual margin {margin_v:.9f}; "
                        f"bound lowered to {best:.10g}")
     return t_hat, best, n_solves, W
+
+
+def _restricted_primal(fac, W, Y, Ps, T, *, iters=3000, rtol=1e-13):
+    """Upper bound from the directions W (rows, range coordinates of K0 = B B^T): the cost of
+    the best network whose neurons point along them, i.e. the group lasso
+    ``min sqrt(Ps) sum_j |v_j| + |Phi^T V - Y|^2 / (2T)`` over the readouts V
+    (``Phi = relu(W B^T)`` with unit rows w_j; at T = 0 subject to ``Phi^T V = Y``), solved by
+    iteratively reweighted least squares (weights ``eta_j = sqrt(Ps) |v_j|``, floored at 1e-12
+    of the largest so the Gram matrix stays invertible). A neuron ``z_j = s_j B w_j``,
+    ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` costs ``sqrt(Ps) |v_j|`` (balanced,
+    notes §5.2). Every IRLS iterate interpolates when any readouts do, so the returned cost is
+    that of a feasible network whatever the number of iterations.
+
+    Returns (cost, output residual): at T = 0 the cost is an upper bound on the global minimum
+    only when the residual (max-abs of ``Phi^T V - Y``) is at rounding level; if Y is not in the
+    span of the features it is not."""
+    B = fac.B
+    W = np.asarray(W, float).reshape(-1, B.shape[1])
+    W = W[np.linalg.norm(W, axis=1) > 0]
+    Phi = np.maximum((W / np.linalg.norm(W, axis=1, keepdims=True)) @ B.T, 0.0)  # (J, P)
+    Phi = Phi[np.linalg.norm(Phi, axis=1) > 0]
+    P = B.shape[0]
+    if len(Phi) == 0:
+        return float("inf"), float(np.abs(Y).max())
+    eta = np.ones(len(Phi))
+    prev = np.inf
+    for _ in range(iters):
+        G = (Phi.T * (eta / Ps)) @ Phi + T * np.eye(P)
+        V = (eta / Ps)[:, None] * (Phi @ np.linalg.lstsq(G, Y, rcond=None)[0])
+        norms = np.linalg.norm(V, axis=1)
+        cost = float(np.sqrt(Ps) * norms.sum())
+        if not np.isfinite(cost) or norms.max() == 0 or abs(prev - cost) <= rtol * cost:
+            break
+        eta = np.maximum(np.sqrt(Ps) * norms, 1e-12 * np.sqrt(Ps) * norms.max())
+        prev = cost
+    err = Phi.T @ V - Y
+    if T > 0:
+        return cost + 0.5 * float(np.sum(err * err)) / T, 0.0
+    return cost, float(np.abs(err).max())
