@@ -50,10 +50,11 @@ _MARGIN_TOL = 1e-9  # a restricted solution with dual margin <= 1 + this is acce
 
 def _restricted_dual(Phi, Y, Ps, T, gap_tol, s_max=1e10, max_newton=60):
     """Maximise ``tr(t^T Y) - (T/2)|t|^2`` subject to ``|t^T phi_j|^2 <= Ps`` (rows phi_j of
-    Phi (n, P)) by a log-barrier method started at t = 0 (strictly feasible). Returns (t, gap)
-    with gap the barrier's duality-gap estimate ``(2 / s) n_active``-free form, i.e. the primal
-    value of the multipliers ``v_j = 2 c_j / (s g_j)`` minus the dual value (exact only at the
-    barrier minimiser); the loop stops once it is below ``gap_tol`` or s exceeds ``s_max``."""
+    Phi (n, P)) by a log-barrier method started at t = 0 (strictly feasible), the barrier
+    weight 1/s shrinking 20-fold per round. Returns (t, gap): gap is |primal - dual| with the
+    primal readouts ``v_j = 2 c_j / (s g_j)`` that the barrier's stationarity implies
+    (``c_j = t^T phi_j``, ``g_j = Ps - |c_j|^2``; an exact gap only at the barrier minimiser);
+    the loop stops once it is below ``gap_tol`` or s exceeds ``s_max``."""
     n, P = Phi.shape
     m = Y.shape[1]
     t = np.zeros((P, m))

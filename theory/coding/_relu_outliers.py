@@ -432,16 +432,15 @@ def solve_relu_outliers(
     ok = ok_kkt and margin <= 1.0 + 1e-6
     lower = _dual_lower_bound(t, Y, T, margin)
     gap = (cost - lower) / cost if cost > 0 else 0.0
-    ascent = None
+    ascent = None  # the number of restricted duals the ascent solved
     W_known = fac.to_w(Z)
     if not ok and dual_ascent and cost > 0:
         # raise the lower bound by proximal column generation on the convex dual (_relu_dual)
-        t_asc, lower_asc, n_solves, W_known = _prox_dual_ascent(
-            fac, Y, Ps, T, t, fac.to_w(Z), rng, 2 * Pn, n_outer=4, n_inner=10,
+        _, lower_asc, ascent, W_known = _prox_dual_ascent(
+            fac, Y, Ps, T, t, W_known, rng, 2 * Pn, n_outer=4, n_inner=10,
             max_atoms=20 * Pn, target=cost, gap_rtol=GAP_RTOL, report=report)
         if lower_asc > lower:
             lower, gap = lower_asc, (cost - lower_asc) / cost
-        ascent = (n_solves, gap)
         ok = ok_kkt and gap <= GAP_RTOL
     out_tol = 1e-8 * float(np.abs(Y).max())
     upper = cost if (T > 0 or res_d["output"] <= out_tol) else float("inf")
@@ -456,7 +455,7 @@ def solve_relu_outliers(
                 "returned point is not the global minimum, which lies in [lower bound, upper "
                 "bound]")
     if ascent is not None:
-        msg += (f"; dual ascent ({ascent[0]} restricted duals) raised the lower bound" +
+        msg += (f"; dual ascent ({ascent} restricted duals) raised the lower bound" +
                 (f" to within {gap:.1e} of the cost: certified" if ok else ""))
         if ok and cert is not None and cert.cut_bound > 1.0 + 1e-6 and cert.exact:
             msg += (" (no multiplier of this KKT point is exactly dual feasible, so a lower cost "
