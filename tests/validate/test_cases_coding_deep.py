@@ -1,0 +1,56 @@
+"""The coding/deep-sigmoid case: its helpers on known distributions, and a tiny end-to-end run."""
+
+import json
+
+import numpy as np
+import pytest
+from richlazy.validate.cases.coding import _deep
+from richlazy.validate.cases.coding._deep import layer_code_keys, mixing_value
+from richlazy.validate.cases.coding._persistence import lagged_persistence
+from richlazy.validate.core._cli import main
+
+
+def test_mixing_value_is_the_agreement_probability_of_independent_draws():
+    assert mixing_value([0, 0, 1, 1]) == pytest.approx(0.5)
+    assert mixing_value(np.full((3, 4), 7)) == pytest.approx(1.0)
+    # i.i.d. codes (no memory): the lagged persistence is Σ p² at every lag >= 1
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    rng = np.random.default_rng(0)
+    keys = rng.choice(4, size=(400, 2, 200), p=p)
+    exact = float(np.sum(p * p))
+    assert mixing_value(keys) == pytest.approx(exact, abs=0.005)
+    n = keys[3:].size
+    se = np.sqrt(exact * (1 - exact) / n)
+    assert lagged_persistence(keys, 3).mean() == pytest.approx(exact, abs=5 * se)
+
+
+def test_mixing_value_rejects_empty_keys():
+    with pytest.raises(ValueError, match="keys"):
+        mixing_value(np.zeros((0, 3)))
+
+
+def test_layer_code_keys_threshold_class_means_at_one_half():
+    cm = np.array([[[0.6, 0.4, 0.7], [0.5, 0.9, 0.1]]])  # (E=1, N=2, m=3)
+    assert layer_code_keys(cm).tolist() == [[1 + 4, 2]]  # 0.5 itself is not active
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
+    monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
+                        dict(L=L, N=12, P=12, N0=16, y_minus=0.5, T=0.01, dt=0.02, n_chains=2,
+                             n_steps=200, burn_in=40, thin=8))
+    out = tmp_path / "rep"
+    main(["validate", "--only", "coding/deep-sigmoid", "--out", str(out), "--device", "cpu",
+          "--quiet", "--seed", "1"])
+    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    assert case["error"] is None
+    names = [q["name"] for q in case["quantities"]]
+    assert names[0].startswith(f"feature layer {L}: code persistence")
+    assert names[1].startswith("layer 1: code persistence")
+    for q in case["quantities"]:  # persistences are fractions; the excess of layer 1 is a difference
+        assert -1.0 <= q["simulation"] <= 1.0 and q["stderr"] > 0
+    assert case["quantities"][0]["theory"] == 1.0 and case["quantities"][1]["theory"] == 0.0
+    for layer in range(1, L + 1):
+        assert f"layer {layer}: " in case["notes"]
+    for fig in case["figures"]:
+        assert (out / fig).stat().st_size > 1000
