@@ -47,10 +47,33 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
     names = [q["name"] for q in case["quantities"]]
     assert names[0].startswith(f"feature layer {L}: code persistence")
     assert names[1].startswith("layer 1: code persistence")
-    for q in case["quantities"]:  # persistences are fractions; the excess of layer 1 is a difference
+    for q in case["quantities"][:2]:  # persistences are fractions; the excess of layer 1 a difference
         assert -1.0 <= q["simulation"] <= 1.0 and q["stderr"] > 0
     assert case["quantities"][0]["theory"] == 1.0 and case["quantities"][1]["theory"] == 0.0
+    # the feature layer given the sampled kernel below: fractions of the theory's codes sum to <= 1
+    fracs = [q for q in case["quantities"] if "fraction in code" in q["name"]]
+    assert fracs and sum(q["theory"] for q in fracs) == pytest.approx(1.0)
+    assert all(f"(given K_{L - 1})" in q["name"] for q in case["quantities"][2:])
+    assert "Feature layer given the sampled" in case["notes"]
     for layer in range(1, L + 1):
         assert f"layer {layer}: " in case["notes"]
     for fig in case["figures"]:
         assert (out / fig).stat().st_size > 1000
+
+
+def test_theory_class_codes_merges_codes_with_the_same_class_pattern():
+    from types import SimpleNamespace
+
+    from richlazy.validate.cases.coding._deep import theory_class_codes
+
+    labels = np.array([0, 0, 1, 2])
+    act = np.array([[0.9, 0.8, 0.9, 0.1],   # class pattern 1-1-0
+                    [0.7, 0.9, 0.6, 0.2],   # 1-1-0 again (another mode, same code)
+                    [0.1, 0.2, 0.1, 0.9]])  # 0-0-1
+    sol = SimpleNamespace(mean_activations=act, P_gamma=np.array([0.2, 0.6, 0.2]),
+                          a_gamma=np.array([[1.0, 2.0, 0.0], [2.0, 0.0, 1.0], [0.0, 0.0, 3.0]]))
+    keys, P, a = theory_class_codes(sol, labels, 3)
+    assert keys.tolist() == [3, 4]
+    assert P == pytest.approx([0.8, 0.2])
+    assert a[0] == pytest.approx((0.2 * np.array([1.0, 2.0, 0.0]) + 0.6 * np.array([2.0, 0.0, 1.0])) / 0.8)
+    assert a[1] == pytest.approx([0.0, 0.0, 3.0])

@@ -19,17 +19,28 @@ statements the paper makes that need no solver:
   two independent draws from the sampled stationary code distribution p of layer 1 (codes
   switch and decorrelate). Each chain keeps its own frozen feature-layer codes, and with them
   its own layer-1 code distribution, so the comparison is per chain: persistence minus that
-  chain's mixing value, theory 0. Persistence at lag l is
+  chain's mixing value, theory 0. It also tests the feature layer's equations given the layer below. The single-neuron partition
+function of the feature layer depends on the lower layers only through the kernel K_{L-1}
+(notes §2.3, Z_L), so given K_{L-1} the feature layer is the L = 1 problem with input kernel
+K_{L-1}. The case solves it with the fluctuation-free general-data theory (notes §4.4,
+:func:`richlazy.theory.solve_sigmoid_general`) on the sampled posterior-mean K_{L-1}, and
+compares the feature layer's code fractions and per-code readouts with the samples. This is a
+conditional test: K_{L-1} itself (layer 1's codes and the conjugate kernel K̃) is not predicted.
+
+Persistence at lag l is
 the fraction of (time origin, neuron) pairs with equal code, as in ``coding/persistence``; the
 code of a neuron is that of :func:`richlazy.validate.codes.neuron_codes`.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
+from richlazy.theory import solve_sigmoid_general
 
-from ...codes import code_fractions, code_label, neuron_codes
+from ...codes import class_mean_activations, code_fractions, code_label, neuron_codes
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
@@ -37,7 +48,7 @@ from ...observables import class_means
 from ...stats import chain_diagnostics, mean_se
 from ._persistence import _curve, _origin_series, _se, lagged_persistence
 
-__all__ = ["DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys"]
+__all__ = ["DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys", "theory_class_codes"]
 
 # quick: Fig. 5's configuration (L = 2, y- = 1/2) at N = P = 50 with Gibbs-HMC (exact readout
 # draw, HMC of both weight layers). Measured (seed 0, one thread): 10 000 steps x 4 chains in
@@ -84,9 +95,12 @@ def _run(ctx, cfg):
     labels = np.asarray(task.labels)
 
     def observe(post, theta, gen):
-        out = {}
+        out = {"A": post.unflatten(theta)["A"].float()}
         for l, z in enumerate(post.preactivations(theta), start=1):  # (E, N, P) each
-            out[f"layer{l}"] = class_means(post.phi(z).transpose(1, 2), labels, 3).transpose(1, 2).float()
+            phi = post.phi(z)
+            out[f"layer{l}"] = class_means(phi.transpose(1, 2), labels, 3).transpose(1, 2).float()
+            if l == cfg["L"] - 1:  # kernel of the layer below the feature layer, (E, P, P)
+                out["K_below"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
         return out
 
     _, run = sample_posterior(
@@ -95,7 +109,7 @@ def _run(ctx, cfg):
         observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "deep.pt", progress=ctx.progress,
         desc="coding/deep-sigmoid", sampler="gibbs-hmc")
-    return run
+    return task, run
 
 
 @register_case(
@@ -104,13 +118,14 @@ def _run(ctx, cfg):
         "Deep sigmoid-erf non-lazy networks on the orthogonal toy task (seed 000, Figs. 3 and 5; "
         "notes §4.5): every hidden layer codes the classes, feature-layer codes are frozen "
         "(persistence 1) while lower-layer neurons switch codes (persistence falls to the mixing "
-        "value sum p^2 of the layer's sampled code distribution)."
+        "value sum p^2 of the layer's sampled code distribution); feature-layer code fractions and "
+        "readouts vs the fluctuation-free theory given the sampled kernel of the layer below."
     ),
 )
 def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
     cfg = DEEP_SIGMOID_SIZES[ctx.size]
     L, N = cfg["L"], cfg["N"]
-    run = _run(ctx, cfg)
+    task, run = _run(ctx, cfg)
     tol_note = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
                 "E*N neurons, chain-to-chain spread / sqrt(E))")
     qs, notes, curves, rasters = [], [], {}, {}
@@ -153,12 +168,82 @@ def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
                            "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
                            "distribution over the second half of the run (per chain, because each chain "
                            "keeps its own frozen feature-layer codes); " + tol_note))
+    top_keys = layer_code_keys(run.samples[f"layer{L}"].double().numpy())
+    q_cond, note_cond = _conditional_feature_layer(ctx, task, run, top_keys, N, L)
+    qs += q_cond
+    notes.append(note_cond)
     figs = _figures(ctx, curves, rasters, cfg["thin"])
     notes.append(f"Gibbs-HMC (exact readout draw, HMC of the weights), {run.n_steps} steps x "
                  f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
     return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=list(_RATIOS)),
                        notes=" ".join(notes))
+
+
+def theory_class_codes(sol, labels, m: int):
+    """Class codes of a general-data solution: the class means of each code's activations
+    ``phi(z_gamma)`` thresholded at 1/2. Codes with the same class pattern are merged: their
+    weights add and their readouts are averaged with those weights. Returns (keys (n',),
+    P (n',), readouts (n', m))."""
+    cm = class_mean_activations(sol.mean_activations, labels, m)  # (n, m)
+    keys = layer_code_keys(cm)
+    uniq = np.unique(keys)
+    P = np.array([sol.P_gamma[keys == k].sum() for k in uniq])
+    a = np.array([(sol.P_gamma[keys == k, None] * sol.a_gamma[keys == k]).sum(0) / max(w, 1e-300)
+                  for k, w in zip(uniq, P, strict=True)])
+    return uniq, P, a
+
+
+def _conditional_feature_layer(ctx, task, run, keys_t, N, L):
+    """The feature layer given the sampled kernel of the layer below (notes §2.3: Z_L depends on
+    the lower layers only through K_{L-1}, so given K_{L-1} it is the L = 1 problem with input
+    kernel K_{L-1}), solved by the fluctuation-free general-data theory (notes §4.4) on the
+    posterior-mean K_{L-1}; compared: the code fractions and per-code readouts of layer L."""
+    K = run.samples["K_below"].double().numpy().mean(axis=(0, 1))
+    Y = np.asarray(task.Y, dtype=float)
+    sol = solve_sigmoid_general(K, Y, seed=ctx.child_seed(2))
+    labels, m = np.asarray(task.labels), Y.shape[1]
+    keys, P_th, a_th = theory_class_codes(sol, labels, m)
+    A = run.samples["A"].double().numpy()  # (S, E, N, m)
+    S, E = keys_t.shape[:2]
+    frac_note = ("theory: fluctuation-free code weights P_gamma of the feature layer given the sampled "
+                 f"K_{L - 1}; abs tolerance 3/N + 4 SE; SE = max(binomial over E*N neurons, chain spread)")
+    read_note = (f"theory: fluctuation-free code readouts given the sampled K_{L - 1}; rel tolerance "
+                 "0.2 + 3/N + 4 SE, as for the fluctuation-free theory in coding/real-images (z|a "
+                 "fluctuations neglected, P -> infinity); SE from chain means")
+    qs = []
+    for k, P_g, a_g in zip(keys, P_th, a_th, strict=True):
+        lab = code_label([(k >> j) & 1 for j in range(m)])
+        sel = keys_t == k  # (S, E, N)
+        per_step = sel.mean(axis=2)
+        f = float(per_step.mean())
+        se = max(math.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_step.mean(0))[1]))
+        qs.append(compare(f"feature layer: fraction in code {lab} (given K_{L - 1})", float(P_g), f,
+                          stderr=se, kind="abs", tol=4 * se + 3.0 / N, mixing=per_step, note=frac_note))
+        cnt = sel.sum(axis=2)  # (S, E)
+        full = np.all(cnt > 0, axis=0)  # chains with neurons in the code at every sample
+        for r in range(m):
+            if not sel.any():
+                qs.append(compare(f"feature layer: readout a_{lab}^{r} (given K_{L - 1})", float(a_g[r]),
+                                  float("nan"), kind="rel", tol=0.2, note=read_note + " (no neuron "
+                                  "sampled in this code)"))
+                continue
+            series = np.where(cnt > 0, (A[..., r] * sel).sum(axis=2) / np.maximum(cnt, 1), np.nan)
+            chain_means = np.array([A[:, e, :, r][sel[:, e]].mean() for e in range(E) if sel[:, e].any()])
+            val = float(A[..., r][sel].mean())
+            se_a = float(mean_se(chain_means)[1]) if chain_means.size > 1 else float("inf")
+            qs.append(compare(f"feature layer: readout a_{lab}^{r} (given K_{L - 1})", float(a_g[r]), val,
+                              stderr=se_a, kind="rel",
+                              tol=0.2 + 3.0 / N + 4 * se_a / max(abs(float(a_g[r])), 1e-12),
+                              mixing=series[:, full] if full.sum() >= 2 else None,
+                              note=read_note + ("" if full.sum() >= 2 else
+                                                "; fewer than 2 chains hold this code throughout, "
+                                                "so no chain diagnostics")))
+    note = (f"Feature layer given the sampled K_{L - 1} (solve_sigmoid_general on its posterior mean): "
+            f"{sol.message}; codes " + ", ".join(
+                f"{code_label([(k >> j) & 1 for j in range(m)])} P={P_g:.3f} a={np.round(a_g, 3).tolist()}"
+                for k, P_g, a_g in zip(keys, P_th, a_th, strict=True)) + ".")
+    return qs, note
 
 
 def _figures(ctx, curves, rasters, thin):
