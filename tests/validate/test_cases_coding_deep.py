@@ -77,3 +77,13 @@ def test_theory_class_codes_merges_codes_with_the_same_class_pattern():
     assert P == pytest.approx([0.8, 0.2])
     assert a[0] == pytest.approx((0.2 * np.array([1.0, 2.0, 0.0]) + 0.6 * np.array([2.0, 0.0, 1.0])) / 0.8)
     assert a[1] == pytest.approx([0.0, 0.0, 3.0])
+
+
+def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
+    monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
+                        dict(_deep.DEEP_SIGMOID_SIZES["quick"], L=1))
+    out = tmp_path / "rep"
+    assert main(["validate", "--only", "coding/deep-sigmoid", "--out", str(out), "--device", "cpu",
+                 "--quiet"]) == 1
+    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    assert case["verdict"] == "error" and "'L'] must be an int >= 2" in case["error"]

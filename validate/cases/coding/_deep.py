@@ -9,8 +9,8 @@ while a lower-layer neuron has no readout of its own; its single-neuron posterio
 ``∝ N(z|0, K_{l-1}) exp(½ φ(z)ᵀ K̃_l φ(z))`` is multimodal but the neuron can cross between
 modes at finite P.
 
-The mean-field equations of the deep sigmoid network (notes §4.5) are reconstructions that have
-not been solved here (open work of the coding-schemes issue), so this case compares the two
+The mean-field equations of the deep sigmoid network (notes §4.5) are reconstructions without a
+self-consistent solver here (open work of the coding-schemes issue), so this case compares two
 statements the paper makes that need no solver:
 
 * feature layer: the fraction of neurons with the same code at two times a long lag apart is 1
@@ -19,7 +19,9 @@ statements the paper makes that need no solver:
   two independent draws from the sampled stationary code distribution p of layer 1 (codes
   switch and decorrelate). Each chain keeps its own frozen feature-layer codes, and with them
   its own layer-1 code distribution, so the comparison is per chain: persistence minus that
-  chain's mixing value, theory 0. It also tests the feature layer's equations given the layer below. The single-neuron partition
+  chain's mixing value, theory 0.
+
+It also tests the feature layer's equations given the layer below. The single-neuron partition
 function of the feature layer depends on the lower layers only through the kernel K_{L-1}
 (notes §2.3, Z_L), so given K_{L-1} the feature layer is the L = 1 problem with input kernel
 K_{L-1}. The case solves it with the fluctuation-free general-data theory (notes §4.4,
@@ -27,9 +29,9 @@ K_{L-1}. The case solves it with the fluctuation-free general-data theory (notes
 compares the feature layer's code fractions and per-code readouts with the samples. This is a
 conditional test: K_{L-1} itself (layer 1's codes and the conjugate kernel K̃) is not predicted.
 
-Persistence at lag l is
-the fraction of (time origin, neuron) pairs with equal code, as in ``coding/persistence``; the
-code of a neuron is that of :func:`richlazy.validate.codes.neuron_codes`.
+Persistence at lag l is the fraction of (time origin, neuron) pairs with equal code, as in
+``coding/persistence``; the code of a neuron is that of
+:func:`richlazy.validate.codes.neuron_codes`.
 """
 
 from __future__ import annotations
@@ -125,6 +127,9 @@ def _run(ctx, cfg):
 def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
     cfg = DEEP_SIGMOID_SIZES[ctx.size]
     L, N = cfg["L"], cfg["N"]
+    if isinstance(L, bool) or not isinstance(L, int) or L < 2:
+        raise ValueError(f"DEEP_SIGMOID_SIZES[{ctx.size!r}]['L'] must be an int >= 2 (a deep "
+                         f"network: layer 1 below the feature layer), got {L!r}")
     task, run = _run(ctx, cfg)
     tol_note = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
                 "E*N neurons, chain-to-chain spread / sqrt(E))")
@@ -230,8 +235,11 @@ def _conditional_feature_layer(ctx, task, run, keys_t, N, L):
                 continue
             series = np.where(cnt > 0, (A[..., r] * sel).sum(axis=2) / np.maximum(cnt, 1), np.nan)
             chain_means = np.array([A[:, e, :, r][sel[:, e]].mean() for e in range(E) if sel[:, e].any()])
-            val = float(A[..., r][sel].mean())
-            se_a = float(mean_se(chain_means)[1]) if chain_means.size > 1 else float("inf")
+            vals = A[..., r][sel]
+            val = float(vals.mean())
+            se_a = (float(mean_se(chain_means)[1]) if chain_means.size > 1
+                    else float(vals.std() / math.sqrt(vals.size)))  # one chain: its samples
+            se_a = max(se_a, 1e-12)
             qs.append(compare(f"feature layer: readout a_{lab}^{r} (given K_{L - 1})", float(a_g[r]), val,
                               stderr=se_a, kind="rel",
                               tol=0.2 + 3.0 / N + 4 * se_a / max(abs(float(a_g[r])), 1e-12),
