@@ -262,6 +262,12 @@ E["theory.locate_code_transition"] = ex(
     ratios="ratios",
     atol="pos_float",
 )
+def _sig_general():
+    from richlazy.theory import solve_sigmoid_general
+
+    return solve_sigmoid_general(np.eye(6), _toy_targets()[np.arange(6) % 3], seed=0, throw=True)
+
+
 E["theory.solve_sigmoid_general"] = ex(
     lambda t: dict(K0=np.eye(6), Y=_toy_targets()[np.arange(6) % 3], strategy="anneal", n_random=2, seed=0),
     K0="psd_matrix",
@@ -269,6 +275,29 @@ E["theory.solve_sigmoid_general"] = ex(
     strategy="choice",
     n_random="nonneg_int",
     seed="seed",
+)
+_LAB6 = np.arange(6) % 3
+E["theory.solve_sigmoid_first_layer"] = ex(
+    lambda t: dict(K_tilde=0.3 * np.eye(6) + 0.1, labels=_LAB6, sigma_w2=1.0, grid_step=0.6, n_bins=64),
+    K_tilde="matrix",
+    labels="labels",
+    sigma_w2="pos_float",
+    activation="choice",
+    n_nodes="pos_int",
+    n_bins="pos_int",
+)
+E["theory.conjugate_kernel"] = ex(
+    lambda t: dict(solution=_sig_general()),
+)
+E["theory.solve_sigmoid_two_layer"] = ex(
+    lambda t: dict(labels=_LAB6, Y=_toy_targets()[_LAB6], K1_start=0.3 * np.eye(6) + 0.2, maxiter=1),
+    labels="labels",
+    Y="matrix",
+    K1_start="matrix",
+    sigma_w2="pos_float",
+    rtol="pos_float",
+    maxiter="pos_int",
+    fd_step="pos_float",
 )
 E["theory.solve_sigmoid_toy"] = ex(
     lambda t: dict(ratios=RHO, class_targets=_toy_targets(), P=None, T=0.0, n_random=2, seed=0, maxiter=50),

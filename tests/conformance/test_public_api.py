@@ -80,6 +80,8 @@ EXEMPT: dict[str, str] = {
             "ReLUOutlierSolution",
             "ReLUToySolution",
             "SigmoidGeneralSolution",
+            "SigmoidFirstLayerSolution",
+            "SigmoidTwoLayerSolution",
             "SigmoidSweep",
             "TemperatureSweep",
             "SigmoidToySolution",

@@ -51,14 +51,41 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
         assert -1.0 <= q["simulation"] <= 1.0 and q["stderr"] > 0
     assert case["quantities"][0]["theory"] == 1.0 and case["quantities"][1]["theory"] == 0.0
     # the feature layer given the sampled kernel below: fractions of the theory's codes sum to <= 1
-    fracs = [q for q in case["quantities"] if "fraction in code" in q["name"]]
+    sc = [q for q in case["quantities"] if "(self-consistent L = 2 theory)" in q["name"]]
+    given = [q for q in case["quantities"] if f"(given K_{L - 1})" in q["name"]]
+    assert len(given) + len(sc) == len(case["quantities"]) - 2
+    if sc:  # L = 2 with a fixed point: feature layer + 9 class blocks of K_1 + 2^3 layer-1 code fractions
+        assert L == 2 and not given and "fixed point of the L = 2 map" in case["notes"]
+        first = [q for q in sc if q["name"].startswith("layer 1:")]
+        assert len(first) == 9 + 8
+        codes = [q for q in first if "fraction in code" in q["name"]]
+        assert sum(q["theory"] for q in codes) == pytest.approx(1.0, abs=1e-8)
+        assert sum(q["simulation"] for q in codes) == pytest.approx(1.0, abs=1e-6)
+        assert all(0.0 < q["theory"] < 1.0 for q in first if "K_1" in q["name"])
+    else:  # L > 2, or no fixed point found: the feature layer given the sampled kernel below
+        assert given and "Feature layer given the sampled" in case["notes"]
+        why = "No self-consistent theory for L > 2" if L > 2 else "Falling back"
+        assert why in case["notes"]
+    feature = [q for q in sc + given if q["name"].startswith("feature layer:")]
+    fracs = [q for q in feature if "fraction in code" in q["name"]]
     assert fracs and sum(q["theory"] for q in fracs) == pytest.approx(1.0)
-    assert all(f"(given K_{L - 1})" in q["name"] for q in case["quantities"][2:])
-    assert "Feature layer given the sampled" in case["notes"]
     for layer in range(1, L + 1):
         assert f"layer {layer}: " in case["notes"]
     for fig in case["figures"]:
         assert (out / fig).stat().st_size > 1000
+
+
+def test_block_values_are_the_class_block_means():
+    from richlazy.validate.cases.coding._deep_theory import _block_values
+
+    labels = np.array([0, 0, 1, 1, 1])
+    K = np.arange(25, dtype=float).reshape(5, 5)
+    K = K + K.T
+    b = _block_values(np.stack([K, 2 * K]), labels, 2)  # a leading batch axis is kept
+    assert b["diagonal, class 1"].tolist() == [np.mean([24, 36, 48]), 2 * np.mean([24, 36, 48])]
+    assert b["within class 0"][0] == K[0, 1]
+    assert b["within class 1"][0] == pytest.approx(np.mean([K[2, 3], K[2, 4], K[3, 4]]))
+    assert b["between classes 0,1"][0] == pytest.approx(K[:2, 2:].mean())
 
 
 def test_theory_class_codes_merges_codes_with_the_same_class_pattern():

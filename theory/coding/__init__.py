@@ -3,15 +3,26 @@ layer, predictor), the GP/lazy baseline, sigmoid and ReLU codes on the toy task 
 
 Layout: ``_problem`` (shared input checks), ``_toy_core`` (the single-neuron core shared by all
 code solvers), ``_linear``, ``_gp``, ``_sigmoid_toy`` (+ ``_sigmoid_finite_p``),
-``_sigmoid_general`` (+ ``_general_core``), ``_sweeps``, ``_populations``, ``_relu_toy``
-(+ ``_relu_multiclass``), ``_relu_outliers`` (+ ``_relu_certificate``, its dual certificate),
-and ``_protocol`` (the common ``predict`` / ``test_kernel`` /
-``generalization_error`` signatures of the predicting solutions).
+``_sigmoid_general`` (+ ``_general_core``), ``_deep`` (lower layers of deep sigmoid networks: the
+conjugate kernel below the feature layer, layer 1 on orthonormal inputs; ``_deep_two_layer``:
+the self-consistent L = 2 network), ``_sweeps``,
+``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_outliers`` (+
+``_relu_certificate``, its dual certificate), and ``_protocol`` (the common ``predict`` /
+``test_kernel`` / ``generalization_error`` signatures of the predicting solutions).
 
 Conventions: inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``);
 targets Y are (P, m), one row per training input, m = number of outputs.
 """
 
+from ._deep import (
+    SigmoidFirstLayerSolution,
+    conjugate_kernel,
+    solve_sigmoid_first_layer,
+)
+from ._deep_two_layer import (
+    SigmoidTwoLayerSolution,
+    solve_sigmoid_two_layer,
+)
 from ._gp import (
     GPPosterior,
     nngp_posterior,
@@ -60,6 +71,11 @@ from ._sweeps import (
 
 __all__ = [
     "CodingPredictor",
+    "SigmoidFirstLayerSolution",
+    "conjugate_kernel",
+    "solve_sigmoid_first_layer",
+    "SigmoidTwoLayerSolution",
+    "solve_sigmoid_two_layer",
     "GPPosterior",
     "nngp_posterior",
     "solve_nngp",

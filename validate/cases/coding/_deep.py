@@ -9,9 +9,7 @@ while a lower-layer neuron has no readout of its own; its single-neuron posterio
 ``∝ N(z|0, K_{l-1}) exp(½ φ(z)ᵀ K̃_l φ(z))`` is multimodal but the neuron can cross between
 modes at finite P.
 
-The mean-field equations of the deep sigmoid network (notes §4.5) are reconstructions without a
-self-consistent solver here (open work of the coding-schemes issue), so this case compares two
-statements the paper makes that need no solver:
+Two statements of the paper need no solver:
 
 * feature layer: the fraction of neurons with the same code at two times a long lag apart is 1
   (frozen codes);
@@ -21,13 +19,9 @@ statements the paper makes that need no solver:
   its own layer-1 code distribution, so the comparison is per chain: persistence minus that
   chain's mixing value, theory 0.
 
-It also tests the feature layer's equations given the layer below. The single-neuron partition
-function of the feature layer depends on the lower layers only through the kernel K_{L-1}
-(notes §2.3, Z_L), so given K_{L-1} the feature layer is the L = 1 problem with input kernel
-K_{L-1}. The case solves it with the fluctuation-free general-data theory (notes §4.4,
-:func:`richlazy.theory.solve_sigmoid_general`) on the sampled posterior-mean K_{L-1}, and
-compares the feature layer's code fractions and per-code readouts with the samples. This is a
-conditional test: K_{L-1} itself (layer 1's codes and the conjugate kernel K̃) is not predicted.
+The mean-field theory (notes §2.3, §4.5 [RECON]) is compared in :mod:`._deep_theory`: for L = 2
+the self-consistent two-layer solution (class blocks of K_1, layer-1 and feature-layer codes,
+readouts); otherwise the feature layer given the sampled kernel of the layer below.
 
 Persistence at lag l is the fraction of (time origin, neuron) pairs with equal code, as in
 ``coding/persistence``; the code of a neuron is that of
@@ -36,18 +30,16 @@ Persistence at lag l is the fraction of (time origin, neuron) pairs with equal c
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
-from richlazy.theory import solve_sigmoid_general
 
-from ...codes import class_mean_activations, code_fractions, code_label, neuron_codes
+from ...codes import code_fractions, code_label, neuron_codes
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import chain_diagnostics, mean_se
+from ._deep_theory import layer_code_keys, theory_class_codes, theory_quantities
 from ._persistence import _curve, _origin_series, _se, lagged_persistence
 
 __all__ = ["DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys", "theory_class_codes"]
@@ -82,13 +74,6 @@ def mixing_value(keys) -> float:
     return float(np.sum(p * p))
 
 
-def layer_code_keys(class_mean_acts) -> np.ndarray:
-    """Integer code keys ``sum_c code_c 2^c`` (..., N) of class-mean activations (..., N, m),
-    a class active iff its mean activation exceeds 1/2."""
-    codes = neuron_codes(class_mean_acts)
-    return (codes * (1 << np.arange(codes.shape[-1]))).sum(-1)
-
-
 def _run(ctx, cfg):
     task = orthogonal_toy_task(cfg["P"], cfg["N0"], ratios=_RATIOS, y_plus=1.0,
                                y_minus=cfg["y_minus"], seed=ctx.child_seed(0))
@@ -120,8 +105,9 @@ def _run(ctx, cfg):
         "Deep sigmoid-erf non-lazy networks on the orthogonal toy task (seed 000, Figs. 3 and 5; "
         "notes §4.5): every hidden layer codes the classes, feature-layer codes are frozen "
         "(persistence 1) while lower-layer neurons switch codes (persistence falls to the mixing "
-        "value sum p^2 of the layer's sampled code distribution); feature-layer code fractions and "
-        "readouts vs the fluctuation-free theory given the sampled kernel of the layer below."
+        "value sum p^2 of the layer's sampled code distribution); for L = 2 the self-consistent "
+        "two-layer theory (K_1 class blocks, layer-1 and feature-layer code fractions, readouts), "
+        "otherwise the feature layer given the sampled kernel of the layer below."
     ),
 )
 def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
@@ -173,85 +159,15 @@ def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
                            "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
                            "distribution over the second half of the run (per chain, because each chain "
                            "keeps its own frozen feature-layer codes); " + tol_note))
-    top_keys = layer_code_keys(run.samples[f"layer{L}"].double().numpy())
-    q_cond, note_cond = _conditional_feature_layer(ctx, task, run, top_keys, N, L)
-    qs += q_cond
-    notes.append(note_cond)
+    q_th, note_th = theory_quantities(ctx, task, run, N, L)
+    qs += q_th
+    notes += note_th
     figs = _figures(ctx, curves, rasters, cfg["thin"])
     notes.append(f"Gibbs-HMC (exact readout draw, HMC of the weights), {run.n_steps} steps x "
                  f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
     return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=list(_RATIOS)),
                        notes=" ".join(notes))
-
-
-def theory_class_codes(sol, labels, m: int):
-    """Class codes of a general-data solution: the class means of each code's activations
-    ``phi(z_gamma)`` thresholded at 1/2. Codes with the same class pattern are merged: their
-    weights add and their readouts are averaged with those weights. Returns (keys (n',),
-    P (n',), readouts (n', m))."""
-    cm = class_mean_activations(sol.mean_activations, labels, m)  # (n, m)
-    keys = layer_code_keys(cm)
-    uniq = np.unique(keys)
-    P = np.array([sol.P_gamma[keys == k].sum() for k in uniq])
-    a = np.array([(sol.P_gamma[keys == k, None] * sol.a_gamma[keys == k]).sum(0) / max(w, 1e-300)
-                  for k, w in zip(uniq, P, strict=True)])
-    return uniq, P, a
-
-
-def _conditional_feature_layer(ctx, task, run, keys_t, N, L):
-    """The feature layer given the sampled kernel of the layer below (notes §2.3: Z_L depends on
-    the lower layers only through K_{L-1}, so given K_{L-1} it is the L = 1 problem with input
-    kernel K_{L-1}), solved by the fluctuation-free general-data theory (notes §4.4) on the
-    posterior-mean K_{L-1}; compared: the code fractions and per-code readouts of layer L."""
-    K = run.samples["K_below"].double().numpy().mean(axis=(0, 1))
-    Y = np.asarray(task.Y, dtype=float)
-    sol = solve_sigmoid_general(K, Y, seed=ctx.child_seed(2))
-    labels, m = np.asarray(task.labels), Y.shape[1]
-    keys, P_th, a_th = theory_class_codes(sol, labels, m)
-    A = run.samples["A"].double().numpy()  # (S, E, N, m)
-    S, E = keys_t.shape[:2]
-    frac_note = ("theory: fluctuation-free code weights P_gamma of the feature layer given the sampled "
-                 f"K_{L - 1}; abs tolerance 3/N + 4 SE; SE = max(binomial over E*N neurons, chain spread)")
-    read_note = (f"theory: fluctuation-free code readouts given the sampled K_{L - 1}; rel tolerance "
-                 "0.2 + 3/N + 4 SE, as for the fluctuation-free theory in coding/real-images (z|a "
-                 "fluctuations neglected, P -> infinity); SE from chain means")
-    qs = []
-    for k, P_g, a_g in zip(keys, P_th, a_th, strict=True):
-        lab = code_label([(k >> j) & 1 for j in range(m)])
-        sel = keys_t == k  # (S, E, N)
-        per_step = sel.mean(axis=2)
-        f = float(per_step.mean())
-        se = max(math.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_step.mean(0))[1]))
-        qs.append(compare(f"feature layer: fraction in code {lab} (given K_{L - 1})", float(P_g), f,
-                          stderr=se, kind="abs", tol=4 * se + 3.0 / N, mixing=per_step, note=frac_note))
-        cnt = sel.sum(axis=2)  # (S, E)
-        full = np.all(cnt > 0, axis=0)  # chains with neurons in the code at every sample
-        for r in range(m):
-            if not sel.any():
-                qs.append(compare(f"feature layer: readout a_{lab}^{r} (given K_{L - 1})", float(a_g[r]),
-                                  float("nan"), kind="rel", tol=0.2, note=read_note + " (no neuron "
-                                  "sampled in this code)"))
-                continue
-            series = np.where(cnt > 0, (A[..., r] * sel).sum(axis=2) / np.maximum(cnt, 1), np.nan)
-            chain_means = np.array([A[:, e, :, r][sel[:, e]].mean() for e in range(E) if sel[:, e].any()])
-            vals = A[..., r][sel]
-            val = float(vals.mean())
-            se_a = (float(mean_se(chain_means)[1]) if chain_means.size > 1
-                    else float(vals.std() / math.sqrt(vals.size)))  # one chain: its samples
-            se_a = max(se_a, 1e-12)
-            qs.append(compare(f"feature layer: readout a_{lab}^{r} (given K_{L - 1})", float(a_g[r]), val,
-                              stderr=se_a, kind="rel",
-                              tol=0.2 + 3.0 / N + 4 * se_a / max(abs(float(a_g[r])), 1e-12),
-                              mixing=series[:, full] if full.sum() >= 2 else None,
-                              note=read_note + ("" if full.sum() >= 2 else
-                                                "; fewer than 2 chains hold this code throughout, "
-                                                "so no chain diagnostics")))
-    note = (f"Feature layer given the sampled K_{L - 1} (solve_sigmoid_general on its posterior mean): "
-            f"{sol.message}; codes " + ", ".join(
-                f"{code_label([(k >> j) & 1 for j in range(m)])} P={P_g:.3f} a={np.round(a_g, 3).tolist()}"
-                for k, P_g, a_g in zip(keys, P_th, a_th, strict=True)) + ".")
-    return qs, note
 
 
 def _figures(ctx, curves, rasters, thin):

@@ -1,0 +1,225 @@
+"""Lower layers of deep sigmoid networks: layer 1 under a class-block conjugate kernel (exact
+Hubbard-Stratonovich field integral) against closed forms, tensor quadrature and importance
+sampling; the conjugate kernel below the feature layer."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from richlazy.theory import (
+    SolverError,
+    Status,
+    conjugate_kernel,
+    solve_sigmoid_first_layer,
+    solve_sigmoid_general,
+    solve_sigmoid_two_layer,
+    toy_class_targets,
+)
+from scipy import special
+
+
+def _phi(z):
+    return 0.5 * special.erfc(-0.5 * math.sqrt(math.pi) * z)
+
+
+def _class_block(labels, diag, B):
+    K = np.asarray(B, float)[np.ix_(labels, labels)]
+    K[np.diag_indices(len(labels))] = np.asarray(diag, float)[labels]
+    return K
+
+
+def _irwin_hall_sf(x, n):
+    """P(U_1 + ... + U_n > x) for independent uniforms on (0, 1)."""
+    cdf = sum((-1) ** k * math.comb(n, k) * max(x - k, 0.0) ** n for k in range(n + 1)) / math.factorial(n)
+    return 1.0 - cdf
+
+
+def test_without_coupling_the_layer_is_uniform_activations_with_irwin_hall_codes():
+    # sigma_w2 = 2/pi makes phi(z) = Phi(z sqrt(pi/2)) uniform on (0, 1); K~ = 0 leaves it untilted,
+    # so <phi^2> = 1/3, <phi phi'> = 1/4, and a class with n inputs is active (mean > 0.6) with the
+    # Irwin-Hall tail probability; classes are independent.
+    labels = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    s = solve_sigmoid_first_layer(np.zeros((8, 8)), labels, sigma_w2=2 / math.pi, threshold=0.6,
+                                  n_nodes=161, n_bins=1024)
+    assert s.converged and s.field_rank == 0
+    np.testing.assert_allclose(s.K_diag, 1 / 3, atol=2e-6)
+    np.testing.assert_allclose(s.K_block, 1 / 4, atol=2e-6)
+    np.testing.assert_allclose(s.mean_activation, 0.5, atol=1e-9)
+    p = [_irwin_hall_sf(0.6 * 3, 3), _irwin_hall_sf(0.6 * 5, 5)]
+    want = [(p[0] if k & 1 else 1 - p[0]) * (p[1] if k & 2 else 1 - p[1]) for k in range(4)]
+    np.testing.assert_allclose(s.code_fractions, want, atol=2e-3)  # binned phi: O(1/n_bins)
+
+
+def test_kernel_matches_tensor_gauss_hermite_quadrature_of_the_full_posterior():
+    # P = 4 inputs in two classes: the single-neuron posterior N(z|0,I) exp(phi^T K~ phi / 2) is a
+    # 4-D integral; a 36^4 tensor Gauss-Hermite rule gives its kernel to a few 1e-7 (28^4: 1e-6).
+    labels = np.array([0, 0, 1, 1])
+    Kt = _class_block(labels, [1.1, -0.4], [[0.8, 0.3], [0.3, 1.4]])
+    s = solve_sigmoid_first_layer(Kt, labels, throw=True)
+    x, w = np.polynomial.hermite_e.hermegauss(36)
+    w = w / w.sum()
+    Z = np.array(list(itertools.product(x, repeat=4)))
+    W = np.prod(np.array(list(itertools.product(w, repeat=4))), axis=1)
+    F = _phi(Z)
+    W = W * np.exp(0.5 * np.einsum("ij,jk,ik->i", F, Kt, F))
+    W /= W.sum()
+    K_ref = np.einsum("i,ij,ik->jk", W, F, F)
+    np.testing.assert_allclose(s.K, K_ref, atol=1e-6)
+    np.testing.assert_allclose(s.mean_activation, [W @ F[:, :2].mean(1), W @ F[:, 2:].mean(1)], atol=1e-6)
+    assert s.block_residual < 1e-14
+
+
+def test_code_fractions_and_kernel_match_importance_sampling_in_three_classes():
+    rng = np.random.default_rng(1)
+    labels = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    B = np.array([[0.9, 0.2, -0.1], [0.2, 0.5, 0.1], [-0.1, 0.1, 0.7]])
+    Kt = _class_block(labels, [1.2, 0.3, 0.9], B)
+    s = solve_sigmoid_first_layer(Kt, labels, throw=True)
+    assert s.field_rank == 3 and s.edge_log_weight < -30
+    F = _phi(rng.standard_normal((400_000, 9)))
+    lw = 0.5 * np.einsum("ij,jk,ik->i", F, Kt, F)
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+
+    def est(x):  # self-normalised importance estimate and its standard error
+        mu = w @ x
+        return mu, np.sqrt(np.sum(w ** 2 * (x - mu) ** 2))
+
+    keys = sum((F[:, labels == c].mean(1) > 0.5).astype(int) << c for c in range(3))
+    for k in range(8):
+        mu, se = est((keys == k).astype(float))
+        assert abs(s.code_fractions[k] - mu) < 5 * se + 2e-3, (k, s.code_fractions[k], mu, se)
+    for i, j in [(0, 0), (0, 1), (0, 4), (3, 8), (5, 6)]:
+        mu, se = est(F[:, i] * F[:, j])
+        assert abs(s.K[i, j] - mu) < 5 * se, (i, j, s.K[i, j], mu, se)
+    assert abs(s.code_fractions.sum() - 1) < 1e-10
+
+
+def test_off_block_part_is_dropped_and_reported():
+    labels = np.array([0, 0, 0, 1, 1, 1])
+    Kt = _class_block(labels, [0.5, 0.5], [[0.6, 0.1], [0.1, 0.6]])
+    noise = np.random.default_rng(0).normal(0, 0.05, (6, 6))
+    s0 = solve_sigmoid_first_layer(Kt, labels)
+    s1 = solve_sigmoid_first_layer(Kt + noise + noise.T, labels)
+    assert s0.block_residual < 1e-14 and 0.01 < s1.block_residual < 0.5
+    assert np.max(np.abs(s1.K - s0.K)) < 0.05
+
+
+def test_indefinite_class_block_is_a_status_not_a_wrong_answer():
+    labels = np.array([0, 0, 1, 1])
+    Kt = _class_block(labels, [0.0, 0.0], [[0.5, 1.0], [1.0, 0.5]])  # eigenvalues 1.5, -0.5
+    s = solve_sigmoid_first_layer(Kt, labels)
+    assert not s.converged and s.status == Status.BAD_PROBLEM
+    assert "negative eigenvalue" in s.message and np.all(np.isnan(s.K))
+    with pytest.raises(SolverError, match="negative eigenvalue"):
+        solve_sigmoid_first_layer(Kt, labels, throw=True)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(K_tilde=np.zeros((4, 3))), "K_tilde must be square"),
+    (dict(K_tilde=np.triu(np.ones((4, 4)))), "K_tilde must be symmetric"),
+    (dict(labels=np.array([0, 0, 1])), "labels must have one entry per row"),
+    (dict(labels=np.array([0, 0, 0, 1])), "at least 2 inputs"),
+    (dict(labels=np.array([0.0, 0.0, 1.0, 1.0])), "labels must be integers"),
+    (dict(sigma_w2=-1.0), "sigma_w2"),
+    (dict(threshold=1.5), "threshold must lie inside"),
+    (dict(activation="relu"), "activation must be one of"),
+    (dict(grid_step=2.0), "grid_step must be <= 1"),
+])
+def test_bad_input_names_the_argument(kwargs, match):
+    args = dict(K_tilde=np.eye(4) * 0.1, labels=np.array([0, 0, 1, 1]))
+    args.update(kwargs)
+    with pytest.raises((ValueError, TypeError), match=match):
+        solve_sigmoid_first_layer(args.pop("K_tilde"), args.pop("labels"), **args)
+
+
+def test_too_many_classes_is_rejected():
+    labels = np.repeat(np.arange(5), 2)
+    with pytest.raises(ValueError, match="at most 4 classes"):
+        solve_sigmoid_first_layer(np.zeros((10, 10)), labels)
+
+
+@pytest.fixture(scope="module")
+def toy_solution():
+    labels = np.repeat([0, 1, 2], [6, 3, 3])
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[labels]
+    return solve_sigmoid_general(np.eye(12), Y, seed=0, throw=True)
+
+
+def test_conjugate_kernel_without_fluctuations_is_the_code_second_moment(toy_solution):
+    s = toy_solution
+    C = np.einsum("g,gi,gj->ij", s.P_gamma, s.z_gamma, s.z_gamma)
+    np.testing.assert_allclose(conjugate_kernel(s, fluctuations=False), C - np.eye(12), atol=1e-12)
+
+
+def test_laplace_covariances_add_a_positive_semidefinite_part(toy_solution):
+    s = toy_solution
+    d = conjugate_kernel(s) - conjugate_kernel(s, fluctuations=False)
+    lam = np.linalg.eigvalsh(d)
+    assert lam[0] > -1e-12 and lam[-1] > 1e-3
+    # on orthonormal inputs each code's Laplace covariance is diagonal: 1 / (1 - h phi''(z))
+    expect = np.zeros(12)
+    for P_g, z, a in zip(s.P_gamma, s.z_gamma, s.a_gamma, strict=True):
+        d2 = -0.5 * math.pi * z * 0.5 * np.exp(-0.25 * math.pi * z * z)
+        expect += P_g / (1.0 - (s.t @ a) * d2)
+    np.testing.assert_allclose(d, np.diag(expect), atol=1e-12)
+
+
+def test_conjugate_kernel_rejects_what_it_cannot_use(toy_solution):
+    with pytest.raises(TypeError, match="solution must be a SigmoidGeneralSolution"):
+        conjugate_kernel(np.eye(3))
+    with pytest.raises(TypeError, match="fluctuations must be a bool"):
+        conjugate_kernel(toy_solution, fluctuations="yes")
+
+
+# ---- the self-consistent L = 2 network ------------------------------------------------------
+
+_LABELS12 = np.repeat([0, 1, 2], [6, 3, 3])
+
+
+def _block_start(labels, diag, within, between):
+    """A class-block kernel: the rough magnitudes of a sampled K_1 in Fig. 5's configuration."""
+    C = int(labels.max()) + 1
+    B = np.full((C, C), between) + np.diag(np.full(C, within - between))
+    return _class_block(labels, np.full(C, diag), B)
+
+
+@pytest.fixture(scope="module")
+def two_layer():
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
+    return Y, solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.40, 0.33, 0.23),
+                                      throw=True)
+
+
+def test_two_layer_solution_is_a_fixed_point_of_the_public_pieces(two_layer):
+    Y, s = two_layer
+    assert s.converged and s.residual < 1e-6 and s.map_gain > 1.0
+    feat = solve_sigmoid_general(s.K1, Y, seed=0, throw=True)
+    first = solve_sigmoid_first_layer(conjugate_kernel(feat), _LABELS12, throw=True)
+    np.testing.assert_allclose(first.K, s.K1, atol=1e-6)
+    np.testing.assert_allclose(feat.P_gamma, s.feature.P_gamma, atol=1e-8)
+    np.testing.assert_allclose(s.first_layer.code_fractions.sum(), 1.0, atol=1e-10)
+    # the feature layer reproduces the targets (output constraint (S1) at T = 0)
+    out = np.einsum("g,gp,gr->pr", feat.P_gamma, feat.mean_activations, feat.a_gamma)
+    np.testing.assert_allclose(out, Y, atol=1e-8)
+
+
+def test_two_layer_fixed_point_does_not_depend_on_the_start_within_its_basin(two_layer):
+    Y, s = two_layer
+    s2 = solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.42, 0.36, 0.21), throw=True)
+    np.testing.assert_allclose(s2.K1, s.K1, atol=1e-5)
+    np.testing.assert_allclose(s2.first_layer.code_fractions, s.first_layer.code_fractions, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(K1_start=np.eye(5)), ValueError, "K1_start must be a"),
+    (dict(labels=_LABELS12[:-1]), ValueError, "labels must have one entry per row of Y"),
+    (dict(seed=np.random.default_rng(0)), TypeError, "seed must be an int"),
+    (dict(maxiter=0), ValueError, "maxiter"),
+])
+def test_two_layer_bad_input_names_the_argument(kwargs, exc, match):
+    args = dict(labels=_LABELS12, Y=toy_class_targets(3, y_minus=0.5)[_LABELS12], K1_start=np.eye(12))
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        solve_sigmoid_two_layer(args.pop("labels"), args.pop("Y"), **args)

@@ -1,0 +1,250 @@
+"""Self-consistent mean-field solution of a two-hidden-layer (L = 2) sigmoidal network on the
+orthonormal toy task (seed 000, notes §2.3 (S1)-(S3), §4.5 [RECON]; Fig. 5's configuration).
+
+Source: A. van Meegen & H. Sompolinsky, *Coding schemes in neural networks learning
+classification tasks*, Nat. Commun. 16, 3354 (2025) (seed 000).
+
+The unknown is the kernel K_1 of layer 1. On orthonormal inputs layer 1's single-neuron
+posterior depends on the input only through the class, so a solution's K_1 is class-block: a
+diagonal value per class and an off-diagonal value per pair of classes (C + C(C+1)/2 numbers,
+9 for three classes). One pass of the map K_1 -> K_1' is
+
+1. the feature layer given K_1: the L = 1 problem with input kernel K_1, fluctuation-free
+   (:func:`solve_sigmoid_general`, notes §4.4);
+2. its conjugate kernel K~_1 (:func:`conjugate_kernel`, (S3), Laplace covariances);
+3. layer 1 under K~_1 (:func:`solve_sigmoid_first_layer`, (S2), exact field integral).
+
+The map has a large gain (its Jacobian's largest singular value is about 30 at Fig. 5's
+configuration): a layer-1 neuron's field has one mode per code, and their weights move
+exponentially with K~_1. Damped iteration therefore jumps between single-code states; Newton's
+method on ``F(K_1) - K_1 = 0`` with a finite-difference Jacobian (Broyden updates between
+refreshes) converges in a few steps from a start inside the basin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._progress import as_progress
+from .._results import SolverStatus, Status, raise_if_failed
+from ..checks import as_float_matrix, check_int, check_pos_float
+from ._deep import SigmoidFirstLayerSolution, _class_blocks, conjugate_kernel, solve_sigmoid_first_layer
+from ._problem import _check_labels
+from ._sigmoid_general import SigmoidGeneralSolution, solve_sigmoid_general
+
+__all__ = ["SigmoidTwoLayerSolution", "solve_sigmoid_two_layer"]
+
+
+@dataclass(frozen=True)
+class SigmoidTwoLayerSolution(SolverStatus):
+    """Self-consistent L = 2 sigmoidal network on orthonormal inputs (see
+    :func:`solve_sigmoid_two_layer`). P training inputs, C classes.
+
+    Attributes
+    ----------
+    K1 : (P, P)                 kernel of layer 1 at the fixed point (class-block).
+    first_layer : SigmoidFirstLayerSolution   layer 1 under K_tilde (code fractions, kernel).
+    feature : SigmoidGeneralSolution          the feature layer (layer 2) given K1: its codes
+                                              P_gamma, readouts a_gamma, modes z_gamma.
+    K_tilde : (P, P)            conjugate kernel of layer 1 from the feature layer.
+    map_gain : float            largest singular value of the Jacobian of the map K1 -> K1'
+                                (over the class-block parameters) at the last Jacobian refresh;
+                                above 1 plain iteration cannot converge.
+    history : (nit + 1,)        max-abs residual ``|F(K1) - K1|`` per Newton iterate.
+    labels : (P,), Y : (P, m)   the problem.
+    """
+
+    K1: np.ndarray
+    first_layer: SigmoidFirstLayerSolution
+    feature: SigmoidGeneralSolution
+    K_tilde: np.ndarray
+    map_gain: float
+    history: np.ndarray
+    labels: np.ndarray
+    Y: np.ndarray
+
+
+class _TwoLayerMap:
+    """The map K_1 -> K_1' over the class-block parameters x = (diagonal (C,), upper triangle
+    of the off-diagonal block (C(C+1)/2,))."""
+
+    def __init__(self, labels, Y, sigma_w2, seed, feature_options):
+        self.labels, self.Y, self.sigma_w2, self.seed = labels, Y, sigma_w2, seed
+        self.C = int(labels.max()) + 1
+        self.iu = np.triu_indices(self.C)
+        self.options = feature_options
+        self.n_evals = 0
+
+    def kernel(self, x):
+        C = self.C
+        B = np.zeros((C, C))
+        B[self.iu] = x[C:]
+        B = B + B.T - np.diag(np.diag(B))
+        K = B[np.ix_(self.labels, self.labels)]
+        K[np.diag_indices(len(self.labels))] = x[:C][self.labels]
+        return K
+
+    def params(self, K):
+        d, B = _class_blocks(K, self.labels, self.C)
+        return np.concatenate([d, B[self.iu]])
+
+    def __call__(self, x):
+        """(F(x), feature solution, K_tilde, first-layer solution); F is NaN where a step failed."""
+        self.n_evals += 1
+        feat = solve_sigmoid_general(self.kernel(x), self.Y, seed=self.seed, **self.options)
+        if not feat.converged:
+            return np.full_like(x, np.nan), feat, None, None
+        Kt = conjugate_kernel(feat)
+        first = solve_sigmoid_first_layer(Kt, self.labels, sigma_w2=self.sigma_w2)
+        if not first.converged:
+            return np.full_like(x, np.nan), feat, Kt, first
+        return np.concatenate([first.K_diag, first.K_block[self.iu]]), feat, Kt, first
+
+
+def solve_sigmoid_two_layer(
+    labels,
+    Y,
+    *,
+    K1_start,
+    sigma_w2: float = 1.0,
+    rtol: float = 1e-7,
+    maxiter: int = 20,
+    fd_step: float = 1e-4,
+    seed=0,
+    progress=False,
+    throw: bool = False,
+) -> SigmoidTwoLayerSolution:
+    """Self-consistent mean-field posterior of an L = 2 sigmoidal non-lazy network (T = 0,
+    sigma_a^2 = 1/P) on orthonormal inputs: the fixed point of (S2)-(S3) of notes §2.3,
+
+        ``K_1 = <phi(z^1) phi(z^1)^T>_1``  under  ``P(z^1) ∝ N(z^1 | 0, sigma_w2 I) exp(½ phi^T K~_1 phi)``,
+        ``K~_1 = K_1^{-1} (<z^2 z^2^T>_2 - K_1) K_1^{-1}``,
+
+    with the feature layer (layer 2) given K_1 solved fluctuation-free (notes §4.4; its z|a
+    covariances by Laplace in ``<z^2 z^2^T>``) and layer 1 by the exact field integral of
+    :func:`solve_sigmoid_first_layer` (finite class sizes). This mixes a P -> infinity feature
+    layer (codes as deltas) with a finite-P first layer: the combination the MT describes for
+    Fig. 5 (frozen feature codes, switching layer-1 codes). Solved by Newton's method on the
+    class-block parameters of K_1 (forward-difference Jacobian of step ``fd_step``, Broyden
+    updates, backtracking on the max-abs residual).
+
+    Parameters
+    ----------
+    labels : (P,) ints 0..C-1
+        Class of each training input (C <= 4; inputs orthonormal, |x|^2 = N0).
+    Y : (P, m)
+        Targets, one row per training input.
+    K1_start : (P, P)
+        Starting kernel of layer 1 (projected onto the class-block form), e.g. a sampled
+        posterior-mean K_1. It selects the fixed point: the map has several, and from the prior
+        (NNGP) kernel of layer 1 the first pass collapses layer 1 onto a single code.
+    sigma_w2 : float
+        Prior variance of the first-layer preactivations.
+    rtol : float
+        Stop when ``max|F(K_1) - K_1| <= rtol * max|K_1|``.
+    maxiter : int
+        Newton iterations.
+    fd_step : float
+        Step of the finite-difference Jacobian.
+    seed : int or Generator
+        Seed of the feature-layer solver's search (the same at every evaluation, so the map
+        is deterministic).
+    progress : bool or callable
+        Report each Newton iterate.
+    throw : bool
+        Raise :class:`SolverError` instead of returning a non-converged result.
+    """
+    Y = as_float_matrix("Y", Y, allow_1d=True)
+    P = Y.shape[0]
+    lab = _check_labels(labels, P)
+    if lab.shape != (P,):
+        raise ValueError(f"labels must have one entry per row of Y ({P}), got shape {lab.shape}")
+    K0 = as_float_matrix("K1_start", K1_start)
+    if K0.shape != (P, P):
+        raise ValueError(f"K1_start must be a (P, P) = ({P}, {P}) kernel, got shape {K0.shape}")
+    sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
+    rtol = check_pos_float("rtol", rtol)
+    fd_step = check_pos_float("fd_step", fd_step)
+    maxiter = check_int("maxiter", maxiter, minimum=1)
+    if not isinstance(seed, int | np.integer) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int (the same search at every evaluation of the map), "
+                        f"got {type(seed).__name__}")
+    # validates labels (class sizes, number of classes) before any feature solve
+    solve_sigmoid_first_layer(np.zeros((P, P)), lab, sigma_w2=sigma_w2)
+    report = as_progress(progress, "solve_sigmoid_two_layer")
+    F = _TwoLayerMap(lab, Y, sigma_w2, int(seed), {})
+    x = F.params(K0)
+    fx, feat, Kt, first = F(x)
+    r = fx - x
+    hist = [float(np.max(np.abs(r)))]
+    J, fresh, gain, status, why = None, False, float("nan"), None, ""
+    for it in range(maxiter + 1):
+        if not np.all(np.isfinite(r)):
+            status, why = Status.NUMERICAL_FAILURE, _failure(feat, first)
+            break
+        if hist[-1] <= rtol * max(float(np.max(np.abs(x))), 1e-300):
+            status = Status.SUCCESS
+            break
+        if it == maxiter:
+            status, why = Status.MAX_ITERATIONS, "raise maxiter or start closer (K1_start)"
+            break
+        if J is None:
+            J, fresh = _fd_jacobian(F, x, r, fd_step), True
+            gain = float(np.linalg.svd(J + np.eye(x.size), compute_uv=False)[0])
+        dx = np.linalg.lstsq(J, -r, rcond=None)[0]
+        lam, accepted = 1.0, False
+        while lam >= 1.0 / 64:
+            fx2, feat2, Kt2, first2 = F(x + lam * dx)
+            r2 = fx2 - (x + lam * dx)
+            if np.all(np.isfinite(r2)) and np.max(np.abs(r2)) < hist[-1]:
+                accepted = True
+                break
+            lam /= 2
+        if not accepted:
+            if fresh:
+                status, why = Status.NUMERICAL_FAILURE, ("no descent along the Newton direction of a "
+                                                         "fresh Jacobian; try another K1_start or fd_step")
+                break
+            J = None  # the Broyden model went stale: refresh it by finite differences
+            continue
+        s, y = lam * dx, r2 - r
+        J, fresh = J + np.outer(y - J @ s, s) / (s @ s), False  # Broyden's good update
+        x, r, feat, Kt, first = x + s, r2, feat2, Kt2, first2
+        hist.append(float(np.max(np.abs(r))))
+        report(f"iteration {it + 1}: max|F(K1) - K1| = {hist[-1]:.2e} (step {lam:g}, {F.n_evals} "
+               f"evaluations of the map)")
+    ok = status == Status.SUCCESS
+    if ok:
+        msg = (f"fixed point of the L = 2 map after {len(hist) - 1} Newton steps ({F.n_evals} evaluations, "
+               f"residual {hist[-1]:.1e}, map gain {gain:.1f}); feature layer: {len(feat.P_gamma)} codes; "
+               f"layer 1: {int(np.sum(first.code_fractions > 0.01))} codes above 1 %")
+    else:
+        msg = f"no fixed point found ({status.name}: {why}); residuals {np.round(hist, 5).tolist()}"
+    P_nan = np.full((P, P), np.nan)
+    res = SigmoidTwoLayerSolution(
+        converged=ok, status=status, message=msg, nit=len(hist) - 1, residual=hist[-1],
+        K1=F.kernel(x), first_layer=first, feature=feat, K_tilde=Kt if Kt is not None else P_nan,
+        map_gain=gain, history=np.array(hist), labels=lab, Y=Y)
+    report(msg, force=True)
+    raise_if_failed(res, throw)
+    return res
+
+
+def _fd_jacobian(F, x, r, h):
+    """Forward-difference Jacobian of r(x) = F(x) - x."""
+    J = np.empty((x.size, x.size))
+    for k in range(x.size):
+        e = np.zeros_like(x)
+        e[k] = h
+        J[:, k] = (F(x + e)[0] - (x + e) - r) / h
+    return J
+
+
+def _failure(feat, first):
+    if feat is not None and not feat.converged:
+        return f"the feature layer did not converge: {feat.message}"
+    if first is not None and not first.converged:
+        return f"layer 1 did not converge: {first.message}"
+    return "the map returned non-finite values"

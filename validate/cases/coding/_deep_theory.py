@@ -1,0 +1,182 @@
+"""Theory side of ``coding/deep-sigmoid``: the mean-field predictions compared with the samples.
+
+* L = 2 (Fig. 5): the self-consistent two-layer theory
+  (:func:`richlazy.theory.solve_sigmoid_two_layer`; notes §2.3 (S2)-(S3), §4.5 [RECON]): the
+  class blocks of K_1, layer 1's code fractions, and the feature layer's code fractions and
+  readouts at the fixed point. Newton starts from the sampled posterior-mean K_1; the start only
+  selects the fixed point (the map has several), the values compared are the theory's.
+* L > 2, or when the fixed point is not found: the feature layer given the sampled kernel of the
+  layer below (the L = 1 problem with input kernel K_{L-1}, fluctuation-free; a conditional
+  test), as the message in the notes says.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from richlazy.theory import solve_sigmoid_general, solve_sigmoid_two_layer
+
+from ...codes import class_mean_activations, code_label, neuron_codes
+from ...core._compare import compare
+from ...stats import mean_se
+
+__all__ = ["layer_code_keys", "theory_class_codes", "theory_quantities"]
+
+_FRAC_TOL = "abs tolerance 3/N + 4 SE; SE = max(binomial over E*N neurons, chain spread)"
+_REL_TOL = ("rel tolerance 0.2 + 3/N + 4 SE, as for the fluctuation-free theory in coding/real-images "
+            "(z|a fluctuations of the feature layer neglected, P -> infinity); SE from chain means")
+
+
+def layer_code_keys(class_mean_acts) -> np.ndarray:
+    """Integer code keys ``sum_c code_c 2^c`` (..., N) of class-mean activations (..., N, m),
+    a class active iff its mean activation exceeds 1/2."""
+    codes = neuron_codes(class_mean_acts)
+    return (codes * (1 << np.arange(codes.shape[-1]))).sum(-1)
+
+
+def theory_class_codes(sol, labels, m: int):
+    """Class codes of a general-data solution: the class means of each code's activations
+    ``phi(z_gamma)`` thresholded at 1/2. Codes with the same class pattern are merged: their
+    weights add and their readouts are averaged with those weights. Returns (keys (n',),
+    P (n',), readouts (n', m))."""
+    cm = class_mean_activations(sol.mean_activations, labels, m)  # (n, m)
+    keys = layer_code_keys(cm)
+    uniq = np.unique(keys)
+    P = np.array([sol.P_gamma[keys == k].sum() for k in uniq])
+    a = np.array([(sol.P_gamma[keys == k, None] * sol.a_gamma[keys == k]).sum(0) / max(w, 1e-300)
+                  for k, w in zip(uniq, P, strict=True)])
+    return uniq, P, a
+
+
+def theory_quantities(ctx, task, run, N, L):
+    """(quantities, notes) of the theory comparisons of the case (see the module docstring)."""
+    labels, Y = np.asarray(task.labels), np.asarray(task.Y, dtype=float)
+    K_below = run.samples["K_below"].double().numpy()  # (S, E, P, P)
+    keys_top = layer_code_keys(run.samples[f"layer{L}"].double().numpy())
+    notes = []
+    if L == 2:
+        sc = solve_sigmoid_two_layer(labels, Y, K1_start=K_below.mean(axis=(0, 1)), seed=ctx.child_seed(2))
+        notes.append(f"Self-consistent L = 2 theory (solve_sigmoid_two_layer, Newton from the sampled K_1): "
+                     f"{sc.message}; first step's residual {sc.history[0]:.3f}.")
+        if sc.converged:
+            tag = "(self-consistent L = 2 theory)"
+            qs = _feature_layer(sc.feature, keys_top, run, labels, N, tag, "at the fixed point")
+            qs += _first_layer(sc, K_below, run, labels, N, tag)
+            notes.append(_feature_note(sc.feature, labels, "at the fixed point") + " " + _first_note(sc))
+            return qs, notes
+        notes.append("Falling back to the feature layer given the sampled K_1.")
+    else:
+        notes.append("No self-consistent theory for L > 2 here: layer 1 then sits below layer 2, whose "
+                     "prior N(0, K_1) couples the inputs of a class; the feature layer is compared given "
+                     f"the sampled K_{L - 1}.")
+    sol = solve_sigmoid_general(K_below.mean(axis=(0, 1)), Y, seed=ctx.child_seed(2))
+    tag = f"(given K_{L - 1})"
+    qs = _feature_layer(sol, keys_top, run, labels, N, tag, f"given the sampled K_{L - 1}")
+    notes.append(_feature_note(sol, labels, f"given the sampled K_{L - 1}"))
+    return qs, notes
+
+
+def _fraction(name, theory, keys, k, N, note):
+    """Compare the fraction of neurons with code key k (keys (S, E, N)) with ``theory``."""
+    E = keys.shape[1]
+    per_step = (keys == k).mean(axis=2)  # (S, E)
+    f = float(per_step.mean())
+    se = max(math.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_step.mean(0))[1]))
+    return compare(name, float(theory), f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, mixing=per_step,
+                   note=note)
+
+
+def _feature_layer(sol, keys_t, run, labels, N, tag, how):
+    """Code fractions and per-code readouts of the feature layer vs a general-data solution."""
+    m = sol.a_gamma.shape[1]
+    keys, P_th, a_th = theory_class_codes(sol, labels, m)
+    A = run.samples["A"].double().numpy()  # (S, E, N, m)
+    E = keys_t.shape[1]
+    frac_note = f"theory: fluctuation-free code weights P_gamma of the feature layer {how}; {_FRAC_TOL}"
+    read_note = f"theory: fluctuation-free code readouts {how}; {_REL_TOL}"
+    qs = []
+    for k, P_g, a_g in zip(keys, P_th, a_th, strict=True):
+        lab = code_label([(k >> j) & 1 for j in range(m)])
+        qs.append(_fraction(f"feature layer: fraction in code {lab} {tag}", P_g, keys_t, k, N, frac_note))
+        sel = keys_t == k  # (S, E, N)
+        cnt = sel.sum(axis=2)  # (S, E)
+        full = np.all(cnt > 0, axis=0)  # chains with neurons in the code at every sample
+        for r in range(m):
+            name = f"feature layer: readout a_{lab}^{r} {tag}"
+            if not sel.any():
+                qs.append(compare(name, float(a_g[r]), float("nan"), kind="rel", tol=0.2,
+                                  note=read_note + " (no neuron sampled in this code)"))
+                continue
+            series = np.where(cnt > 0, (A[..., r] * sel).sum(axis=2) / np.maximum(cnt, 1), np.nan)
+            chain_means = np.array([A[:, e, :, r][sel[:, e]].mean() for e in range(E) if sel[:, e].any()])
+            vals = A[..., r][sel]
+            se_a = (float(mean_se(chain_means)[1]) if chain_means.size > 1
+                    else float(vals.std() / math.sqrt(vals.size)))  # one chain: its samples
+            se_a = max(se_a, 1e-12)
+            qs.append(compare(name, float(a_g[r]), float(vals.mean()), stderr=se_a, kind="rel",
+                              tol=0.2 + 3.0 / N + 4 * se_a / max(abs(float(a_g[r])), 1e-12),
+                              mixing=series[:, full] if full.sum() >= 2 else None,
+                              note=read_note + ("" if full.sum() >= 2 else
+                                                "; fewer than 2 chains hold this code throughout, "
+                                                "so no chain diagnostics")))
+    return qs
+
+
+def _block_values(K, labels, m):
+    """Class-block statistics of kernels K (..., P, P): per class the diagonal mean and the
+    within-class off-diagonal mean, per pair of classes the between-class mean; a dict name ->
+    (...) array."""
+    out = {}
+    diag = np.diagonal(K, axis1=-2, axis2=-1)
+    for a in range(m):
+        ia = labels == a
+        out[f"diagonal, class {a}"] = diag[..., ia].mean(-1)
+        blk = K[..., ia, :][..., :, ia]
+        k = int(ia.sum())
+        out[f"within class {a}"] = (blk.sum((-2, -1)) - diag[..., ia].sum(-1)) / (k * (k - 1))
+    for a in range(m):
+        for c in range(a + 1, m):
+            out[f"between classes {a},{c}"] = K[..., labels == a, :][..., :, labels == c].mean((-2, -1))
+    return out
+
+
+def _first_layer(sc, K_below, run, labels, N, tag):
+    """Class blocks of K_1 and layer-1 code fractions vs the self-consistent solution."""
+    m = int(labels.max()) + 1
+    sampled = _block_values(K_below, labels, m)
+    predicted = _block_values(sc.K1, labels, m)
+    k_note = ("theory: K_1 at the fixed point of the L = 2 map (feature layer fluctuation-free with "
+              f"Laplace covariances in K~_1, layer 1 by the exact field integral); {_REL_TOL}")
+    qs = []
+    for name, series in sampled.items():
+        chain = series.mean(0)
+        se = max(float(mean_se(chain)[1]), 1e-12)
+        th = float(predicted[name])
+        qs.append(compare(f"layer 1: K_1 {name} {tag}", th, float(chain.mean()), stderr=se, kind="rel",
+                          tol=0.2 + 3.0 / N + 4 * se / max(abs(th), 1e-12), mixing=series, note=k_note))
+    keys = layer_code_keys(run.samples["layer1"].double().numpy())  # (S, E, N)
+    f_note = ("theory: layer-1 code fractions at the fixed point (a neuron's class means of phi over the "
+              f"n_c inputs of each class, thresholded at 1/2); {_FRAC_TOL}")
+    for k in range(1 << m):
+        lab = code_label([(k >> j) & 1 for j in range(m)])
+        qs.append(_fraction(f"layer 1: fraction in code {lab} {tag}", sc.first_layer.code_fractions[k],
+                            keys, k, N, f_note))
+    return qs
+
+
+def _feature_note(sol, labels, how):
+    m = sol.a_gamma.shape[1]
+    keys, P_th, a_th = theory_class_codes(sol, labels, m)
+    return (f"Feature layer {how} (solve_sigmoid_general): {sol.message}; codes " + ", ".join(
+        f"{code_label([(k >> j) & 1 for j in range(m)])} P={P_g:.3f} a={np.round(a_g, 3).tolist()}"
+        for k, P_g, a_g in zip(keys, P_th, a_th, strict=True)) + ".")
+
+
+def _first_note(sc):
+    f = sc.first_layer
+    return (f"Layer 1 at the fixed point: {f.message}; class block of K~_1 "
+            f"{np.round(f.B_tilde, 3).tolist()}, "
+            f"alpha {np.round(f.alpha, 3).tolist()}; K_1 diagonal {np.round(f.K_diag, 3).tolist()}, "
+            f"off-diagonal blocks {np.round(f.K_block, 3).tolist()}; map gain {sc.map_gain:.1f} (why plain "
+            "iteration of the map fails).")
