@@ -223,3 +223,31 @@ def test_two_layer_bad_input_names_the_argument(kwargs, exc, match):
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         solve_sigmoid_two_layer(args.pop("labels"), args.pop("Y"), **args)
+
+
+def test_two_layer_out_of_iterations_is_a_status_that_says_what_to_change():
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
+    start = _block_start(_LABELS12, 0.36, 0.30, 0.20)
+    s = solve_sigmoid_two_layer(_LABELS12, Y, K1_start=start, maxiter=1)
+    assert not s.converged and s.status == Status.MAX_ITERATIONS
+    assert "raise maxiter" in s.message and s.history.size == 2 and s.history[-1] > 1e-7
+    with pytest.raises(SolverError, match="raise maxiter"):
+        solve_sigmoid_two_layer(_LABELS12, Y, K1_start=start, maxiter=1, throw=True)
+
+
+def test_two_layer_rejects_a_start_that_is_not_a_kernel():
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
+    with pytest.raises(ValueError, match="K1_start must be positive definite"):
+        solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.2, 0.3, 0.1))
+
+
+def test_two_layer_map_rejects_trial_kernels_that_are_not_positive_definite():
+    # a Newton trial step can leave the cone of kernels; the map returns NaN (so the step is
+    # halved) instead of passing an indefinite K_1 to the feature-layer solver
+    from richlazy.theory.coding._deep_two_layer import _TwoLayerMap
+
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
+    F = _TwoLayerMap(_LABELS12, Y, 1.0, 0, {})
+    x = F.params(_block_start(_LABELS12, 0.2, 0.3, 0.1))  # within-class above the diagonal
+    fx, feat, Kt, first = F(x)
+    assert np.all(np.isnan(fx)) and feat is None and F.n_evals == 1

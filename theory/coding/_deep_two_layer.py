@@ -93,7 +93,10 @@ class _TwoLayerMap:
     def __call__(self, x):
         """(F(x), feature solution, K_tilde, first-layer solution); F is NaN where a step failed."""
         self.n_evals += 1
-        feat = solve_sigmoid_general(self.kernel(x), self.Y, seed=self.seed, **self.options)
+        K = self.kernel(x)
+        if not _positive_definite(K):  # a Newton trial point outside the kernels: rejected
+            return np.full_like(x, np.nan), None, None, None
+        feat = solve_sigmoid_general(K, self.Y, seed=self.seed, **self.options)
         if not feat.converged:
             return np.full_like(x, np.nan), feat, None, None
         Kt = conjugate_kernel(feat)
@@ -138,8 +141,11 @@ def solve_sigmoid_two_layer(
         Targets, one row per training input.
     K1_start : (P, P)
         Starting kernel of layer 1 (projected onto the class-block form), e.g. a sampled
-        posterior-mean K_1. It selects the fixed point: the map has several, and from the prior
-        (NNGP) kernel of layer 1 the first pass collapses layer 1 onto a single code.
+        posterior-mean K_1. It selects the fixed point: the map has several. Starts with the
+        class structure of a coded layer 1 (within-class above between-class entries) reached
+        the same fixed point at Fig. 5's configuration; from a start without class structure,
+        or from the prior (NNGP) kernel of layer 1, layer 1 collapses onto a single code and
+        the result is not converged (docs/coding_sigmoid.md).
     sigma_w2 : float
         Prior variance of the first-layer preactivations.
     rtol : float
@@ -176,6 +182,10 @@ def solve_sigmoid_two_layer(
     report = as_progress(progress, "solve_sigmoid_two_layer")
     F = _TwoLayerMap(lab, Y, sigma_w2, int(seed), {})
     x = F.params(K0)
+    if not _positive_definite(F.kernel(x)):
+        raise ValueError("K1_start must be positive definite after its projection onto the class-block "
+                         "form (diagonal per class, off-diagonal per pair of classes), got class-block "
+                         f"values {np.round(x, 4).tolist()}")
     fx, feat, Kt, first = F(x)
     r = fx - x
     hist = [float(np.max(np.abs(r)))]
@@ -242,9 +252,17 @@ def _fd_jacobian(F, x, r, h):
     return J
 
 
+def _positive_definite(K):
+    try:
+        np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
 def _failure(feat, first):
     if feat is not None and not feat.converged:
         return f"the feature layer did not converge: {feat.message}"
     if first is not None and not first.converged:
         return f"layer 1 did not converge: {first.message}"
-    return "the map returned non-finite values"
+    return "the map returned non-finite values (a kernel that is not positive definite)"
