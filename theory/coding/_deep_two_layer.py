@@ -45,7 +45,8 @@ class SigmoidTwoLayerSolution(SolverStatus):
     Attributes
     ----------
     K1 : (P, P)                 kernel of layer 1 at the fixed point (class-block).
-    first_layer : SigmoidFirstLayerSolution   layer 1 under K_tilde (code fractions, kernel).
+    first_layer : SigmoidFirstLayerSolution   layer 1 under K_tilde (code fractions, kernel);
+                                              None if the first evaluation failed before it.
     feature : SigmoidGeneralSolution          the feature layer (layer 2) given K1: its codes
                                               P_gamma, readouts a_gamma, modes z_gamma.
     K_tilde : (P, P)            conjugate kernel of layer 1 from the feature layer.
@@ -154,9 +155,9 @@ def solve_sigmoid_two_layer(
         Newton iterations.
     fd_step : float
         Step of the finite-difference Jacobian.
-    seed : int or Generator
+    seed : int
         Seed of the feature-layer solver's search (the same at every evaluation, so the map
-        is deterministic).
+        is deterministic; a Generator would change the map between evaluations and is rejected).
     progress : bool or callable
         Report each Newton iterate.
     throw : bool
