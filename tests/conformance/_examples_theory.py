@@ -269,7 +269,10 @@ def _sig_general():
 
 
 E["theory.solve_sigmoid_general"] = ex(
-    lambda t: dict(K0=np.eye(6), Y=_toy_targets()[np.arange(6) % 3], strategy="anneal", n_random=2, seed=0),
+    # the default strategy (continuation from the toy): "anneal" with n_random=2 missed the
+    # global maximum of G with OpenBLAS's Haswell kernels (NaN certificate fields), so the
+    # example depended on the BLAS's rounding
+    lambda t: dict(K0=np.eye(6), Y=_toy_targets()[np.arange(6) % 3], strategy="auto", n_random=2, seed=0),
     K0="psd_matrix",
     Y="matrix",
     strategy="choice",

@@ -64,7 +64,12 @@ def test_relu_outliers_maxiter_bounds_the_stages():
     # one stage per restart, at the final penalty (the schedule's last entry)
     assert len(calls) == 2 and all(lam == pytest.approx(1e-4) for lam in calls)
     assert cut.nit == 2 and "2 stages" in cut.message
-    assert cut.status is Status.MAX_ITERATIONS and "maxiter=1" in cut.message
+    # one stage at the final penalty may already reach a certified minimum (it does with some
+    # BLAS kernels: the rounding decides the path); otherwise the budget is what stopped it
+    if not cut.converged:
+        assert cut.status is Status.MAX_ITERATIONS and "maxiter=1" in cut.message
+    else:
+        assert cut.status is Status.SUCCESS and cut.dual_margin <= 1 + 1e-6
     with pytest.raises(ValueError, match="maxiter must be >= 1, got 0"):
         solve_relu_outliers(K0, Y, maxiter=0)
 
