@@ -46,6 +46,7 @@ from ..checks import (
     check_theta,
 )
 from ._activations import ACTIVATIONS, activation_pair
+from ._posterior_grad import GradWorkspace, grad_into
 
 __all__ = ["NetworkSpec", "NetworkPosterior", "REGIMES", "check_beta"]
 
@@ -182,6 +183,14 @@ class NetworkPosterior:
                 off = Rx - torch.diag(torch.diagonal(Rx))
                 if bool(off.abs().max() <= 1e-12 * d.max()):
                     self._Xdiag = torch.diagonal(Rx).clone()  # orthogonal inputs: diagonal
+        # the first layer's inputs with 1/sqrt(N0) folded in (training inputs, as the products
+        # of the forward and backward passes use them): dense X, or the projected coordinates R
+        # (only their diagonal when the inputs are orthogonal)
+        c = 1.0 / math.sqrt(spec.N0)
+        self._X1_diag = None if self._Xdiag is None else self._Xdiag * c
+        self._X1 = (self._Xin if self.projected else self.X) * c
+        self._X1T = self._X1.T.contiguous()
+        self._workspaces: dict = {}
         self.T = float(T)
         self.sigma_a2 = float(sigma_a2)
         self.sigma_w2 = float(sigma_w2)
@@ -269,12 +278,12 @@ class NetworkPosterior:
     def _first_layer(self, W1, X, generator):
         """z^1 on inputs X (N0, Q) for first-layer parameters W1 (E, N, N0 or P)."""
         c = 1.0 / math.sqrt(self.spec.N0)
+        if X is None:  # training inputs: the same products as grad
+            if self._X1_diag is not None:
+                return W1 * self._X1_diag
+            return torch.matmul(W1, self._X1)
         if not self.projected:
-            return torch.matmul(W1, self.X if X is None else X) * c
-        if X is None:
-            if self._Xdiag is not None:
-                return W1 * (self._Xdiag * c)
-            return torch.matmul(W1, self._Xin) * c
+            return torch.matmul(W1, X) * c
         Xpar = self._Q.T @ X  # (P, Q)
         z = torch.matmul(W1, Xpar) * c
         Xperp = X - self._Q @ Xpar
@@ -318,49 +327,46 @@ class NetworkPosterior:
         h = self._phi(self.preactivations(theta, X, generator=generator)[-1])
         return torch.matmul(h.transpose(1, 2), p["A"]) * self.spec.readout_scale
 
-    def grad(self, theta: torch.Tensor, *, beta: float | torch.Tensor | None = None):
+    #: :meth:`grad` writes into a caller's buffer (``out=``): what the allocation-free samplers
+    #: (``langevin_step(..., workspace=)``) look for
+    grad_accepts_out = True
+
+    def grad(self, theta: torch.Tensor, *, beta: float | torch.Tensor | None = None,
+             out: torch.Tensor | None = None):
         """Gradient of Phi (E, D) and info ``{"loss": (E,)}`` with loss = ½||Y - F||^2, so that
         ``Phi = beta * loss + prior``.
 
         ``beta``: likelihood weight to use instead of :attr:`beta` (= N/T or 1/T), e.g. the
         weight N/T_s at step s of simulated annealing, as one number > 0 or as an (E,) tensor of
         one weight per chain (replica exchange: every row its own temperature); the prior term
-        is unchanged and the posterior object is not modified."""
-        spec = self.spec
-        if beta is None:
-            beta = self.beta
+        is unchanged and the posterior object is not modified.
+
+        ``out``: optional (E, D) tensor of the posterior's dtype and device, contiguous and not
+        overlapping ``theta``, into which the gradient is written (and returned); None allocates
+        it. The intermediates live in a workspace the posterior keeps per ensemble size E (the
+        two most recent sizes), so one posterior must not be used from several threads at once.
+        Backward pass and what is allocated: :mod:`._posterior_grad`."""
+        theta = self._theta(theta)
+        E = theta.shape[0]
+        beta = self.beta if beta is None else check_beta(beta, E, dtype=self.dtype, device=self.device)
+        if out is None:
+            out = torch.empty_like(theta)
         else:
-            beta = check_beta(beta, self._theta(theta).shape[0], dtype=self.dtype, device=self.device)
-        p = self.unflatten(self._theta(theta))
-        s = spec.readout_scale
-        zs = self.preactivations(theta)
-        hs = [self._phi(z) for z in zs]
-        hL = hs[-1]
-        A = p["A"]
-        F = torch.matmul(A.transpose(1, 2), hL) * s  # (E, m, P)
-        R = F - self.Yt  # residual
-        loss = 0.5 * R.square().sum(dim=(1, 2))
-        bR = R * (beta * s) if not torch.is_tensor(beta) else R * (beta * s).view(-1, 1, 1)
-        gA = torch.matmul(hL, bR.transpose(1, 2))  # (E, N, m)
-        gH = torch.matmul(A, bR)  # (E, N, P)
-        grads = {"A": gA}
-        for l in range(spec.L, 0, -1):
-            gZ = gH if spec.activation == "linear" else gH * self._dphi(zs[l - 1])
-            if l == 1:
-                c = 1.0 / math.sqrt(spec.N0)
-                if not self.projected:
-                    grads["W1"] = torch.matmul(gZ, self.X.T) * c
-                elif self._Xdiag is not None:
-                    grads["W1"] = gZ * (self._Xdiag * c)
-                else:
-                    grads["W1"] = torch.matmul(gZ, self._Xin.T) * c
-            else:
-                Wl = p[f"W{l}"]
-                c = 1.0 / math.sqrt(spec.N)
-                grads[f"W{l}"] = torch.matmul(gZ, hs[l - 2].transpose(1, 2)) * c
-                gH = torch.matmul(Wl.transpose(1, 2), gZ) * c
-        g = self.flatten(grads)
-        g.addcmul_(theta, self.precision)
+            if not torch.is_tensor(out) or out.shape != theta.shape or out.dtype != self.dtype or (
+                    out.device != theta.device):
+                what = (f"shape {tuple(out.shape)}, {out.dtype} on {out.device}" if torch.is_tensor(out)
+                        else type(out).__name__)
+                raise ValueError(f"out must be a tensor of theta's shape {tuple(theta.shape)}, "
+                                 f"{self.dtype} on {theta.device}, got {what}")
+            if not out.is_contiguous() or out.untyped_storage().data_ptr() == (
+                    theta.untyped_storage().data_ptr()):
+                raise ValueError("out must be a contiguous tensor that does not share memory with theta")
+        ws = self._workspaces.get(E)
+        if ws is None:
+            if len(self._workspaces) >= 2:
+                self._workspaces.pop(next(iter(self._workspaces)))
+            ws = self._workspaces[E] = GradWorkspace(self.spec, self.P, E, self.dtype, self.device)
+        g, loss = grad_into(self, theta, beta, out, ws)
         return g, {"loss": loss}
 
     def prior_energy(self, theta: torch.Tensor) -> torch.Tensor:

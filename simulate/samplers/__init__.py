@@ -2,6 +2,7 @@
 (burn-in, thinning, progress, atomic checkpoints and exact resume, divergence detection).
 
 * ``_langevin``   unadjusted Langevin (ULA), the paper's dynamics
+* ``_philox``     counter-based Gaussian noise (Philox4x32-10 + Box-Muller) for the CPU step
 * ``_mala``, ``_hmc``  Metropolis-adjusted Langevin and Hamiltonian Monte Carlo (exact on any
   target), with per-chain step sizes adapted by dual averaging during warm-up (``_mh``)
 * ``_tempering``  replica exchange over a ladder of likelihood weights in the ensemble dimension
@@ -26,6 +27,7 @@ from ._gibbs import (
 from ._hmc import hmc_init, hmc_step
 from ._langevin import (
     LangevinState,
+    LangevinWorkspace,
     Potential,
     langevin_init,
     langevin_step,
@@ -33,6 +35,7 @@ from ._langevin import (
 )
 from ._mala import mala_init, mala_step
 from ._mh import ExactPotential, MCMCState, mcmc_end_adaptation, mcmc_refresh
+from ._philox import philox_normal_
 from ._tempering import (
     ladder_betas,
     make_replica_exchange_step,
@@ -48,10 +51,12 @@ __all__ = [
     "atomic_write",
     "run_chain",
     "LangevinState",
+    "LangevinWorkspace",
     "Potential",
     "langevin_init",
     "langevin_step",
     "paper_step_size",
+    "philox_normal_",
     "ReadoutConditional",
     "gibbs_readout_step",
     "readout_conditional",

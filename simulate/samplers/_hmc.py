@@ -17,7 +17,11 @@ with ``eps_MALA = eps^2 / 2``. The default adaptation target is 0.8.
 bit for bit; the kinetic energy runs over the selected block, so the step leaves the conditional
 of the block given the others invariant.
 
-Cost per transition: ``n_leapfrog`` gradient evaluations and one energy evaluation.
+Cost per transition: ``n_leapfrog`` gradient evaluations and one energy evaluation. When the
+moving coordinates form one contiguous block (no mask, or the hidden weights of a network
+posterior beside an exact readout draw) the trajectory updates a copy of theta in place through a
+view of that block and writes the gradients into two buffers, so a leapfrog step costs a gradient
+and two fused elementwise passes over the block.
 """
 
 from __future__ import annotations
@@ -27,12 +31,15 @@ import torch
 from ..checks import check_count
 from ._mh import (
     MCMCState,
+    contiguous_block,
     energy_given_loss,
     evaluate_grad,
+    grad_buffers,
     masked_sum,
     mcmc_init,
     metropolis,
     prepare,
+    standard_normals,
 )
 
 __all__ = ["hmc_init", "hmc_step"]
@@ -55,7 +62,9 @@ def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapf
     """One HMC transition of every chain; returns ``(new_state, info)`` and modifies neither
     ``state`` nor ``potential``.
 
-    generator : torch.Generator on theta's device (draws E*D normals and E uniforms).
+    generator : torch.Generator on theta's device: the momenta are normals of the moving block
+        (on the CPU from the Philox kernel keyed by four words of ``generator``, elsewhere
+        ``torch.randn``; :func:`standard_normals`), then E uniforms for the accept step.
     n_leapfrog : leapfrog steps per transition (int >= 1); the trajectory length is
         ``n_leapfrog * step_size``.
     adapt, target_accept, beta, mask, adapt_groups : as in :func:`mala_step` (dual averaging of
@@ -68,30 +77,64 @@ def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapf
     state, mask, target_accept, groups = prepare(
         state, potential, generator=generator, adapt=adapt, target_accept=target_accept, beta=beta,
         mask=mask, adapt_groups=adapt_groups)
+    block = contiguous_block(mask, state.theta.shape[1])
+    if block is None:
+        trajectory = _leapfrog_masked(state, potential, generator, n_leapfrog, mask)
+    else:
+        trajectory = _leapfrog_block(state, potential, generator, n_leapfrog, *block)
+    q, e1, g, loss, k0, k1 = trajectory
+    log_ratio = (state.energy + k0) - (e1 + k1)
+    return metropolis(state, (q, e1, g, loss), log_ratio, generator, adapt=adapt,
+                      target_accept=target_accept, adapt_groups=groups)
+
+
+def _leapfrog_block(state, potential, generator, n_leapfrog, a, b):
+    """The trajectory when the moving coordinates are the columns a:b (no mask, or a mask that
+    selects one contiguous block, e.g. the hidden weights beside an exact readout draw): momenta
+    of the block only, in-place updates of a copy of theta through a view, gradients written into
+    two buffers used in turn (``potential.grad(..., out=)`` when the potential offers it).
+    Returns ``(q, Phi(q), grad, loss, K0, K1)``."""
+    th0 = state.theta
+    M = state.precond[a:b]
+    eps = state.step_size.unsqueeze(1)
+    p = standard_normals((th0.shape[0], b - a), th0.dtype, th0.device, generator)
+    p.mul_(M.rsqrt())
+    k0 = 0.5 * (p * p * M).sum(1)
+    q = th0.clone()
+    qb = q[:, a:b]
+    eps_m = eps * M
+    p.addcmul_(eps, state.grad[:, a:b], value=-0.5)
+    bufs = grad_buffers(potential, th0)
+    for i in range(n_leapfrog):
+        qb.addcmul_(eps_m, p)
+        g, loss = evaluate_grad(potential, q, state.beta, out=bufs[i % 2])
+        p.addcmul_(eps, g[:, a:b], value=-1.0 if i < n_leapfrog - 1 else -0.5)
+    e1 = energy_given_loss(potential, q, loss, state.beta)
+    k1 = 0.5 * (p * p * M).sum(1)
+    return q, e1, g, loss, k0, k1
+
+
+def _leapfrog_masked(state, potential, generator, n_leapfrog, mask):
+    """The trajectory for a general mask (coordinates outside it copied bit for bit)."""
     th0 = state.theta
     M = state.precond
     eps = state.step_size.unsqueeze(1)
     zero = torch.zeros((), dtype=th0.dtype, device=th0.device)
 
     def kick_force(g):
-        return g if mask is None else torch.where(mask, g, zero)
+        return torch.where(mask, g, zero)
 
-    p = torch.randn(th0.shape, generator=generator, dtype=th0.dtype, device=th0.device) * M.rsqrt()
-    if mask is not None:
-        p = torch.where(mask, p, zero)
+    p = standard_normals(th0.shape, th0.dtype, th0.device, generator) * M.rsqrt()
+    p = torch.where(mask, p, zero)
     k0 = 0.5 * masked_sum(M * p * p, mask)
     q = th0
     p = p - 0.5 * eps * kick_force(state.grad)
     for i in range(n_leapfrog):
-        q = q + eps * M * p
-        if mask is not None:
-            q = torch.where(mask, q, th0)
+        q = torch.where(mask, q + eps * M * p, th0)
         g, loss = evaluate_grad(potential, q, state.beta)
         if i < n_leapfrog - 1:
             p = p - eps * kick_force(g)
     p = p - 0.5 * eps * kick_force(g)
     e1 = energy_given_loss(potential, q, loss, state.beta)
     k1 = 0.5 * masked_sum(M * p * p, mask)
-    log_ratio = (state.energy + k0) - (e1 + k1)
-    return metropolis(state, (q, e1, g, loss), log_ratio, generator, adapt=adapt,
-                      target_accept=target_accept, adapt_groups=groups)
+    return q, e1, g, loss, k0, k1

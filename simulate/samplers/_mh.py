@@ -49,6 +49,7 @@ import torch
 
 from ..checks import as_real_tensor, check_generator_on, check_pos_float, check_real
 from ..models._network_posterior import check_beta
+from ._philox import philox_normal_
 
 __all__ = [
     "ExactPotential",
@@ -229,10 +230,14 @@ def _same_beta(a, b) -> bool:
 
 # -- potential evaluation ----------------------------------------------------------------------
 
-def evaluate_grad(potential, theta, beta):
+def evaluate_grad(potential, theta, beta, out=None):
     """``(grad Phi_beta, loss)`` at ``theta`` (``beta`` None: not passed, so potentials without
-    tempering work), shapes checked."""
-    g, info = potential.grad(theta) if beta is None else potential.grad(theta, beta=beta)
+    tempering work), shapes checked. ``out``: a buffer the gradient is written into when the
+    potential accepts one (``grad_accepts_out``), else ignored."""
+    kw = {} if beta is None else {"beta": beta}
+    if out is not None and getattr(potential, "grad_accepts_out", False):
+        kw["out"] = out
+    g, info = potential.grad(theta, **kw)
     loss = info.get("loss") if isinstance(info, dict) else None
     if not (torch.is_tensor(g) and g.shape == theta.shape):
         raise ValueError(f"potential.grad must return a gradient of shape {tuple(theta.shape)}, got "
@@ -346,6 +351,33 @@ def prepare(state, potential, *, generator, adapt, target_accept, beta, mask, ad
     if not adapt:
         state = mcmc_end_adaptation(state)
     return state, mask, target_accept, adapt_groups
+
+
+def standard_normals(shape, dtype, device, generator) -> torch.Tensor:
+    """A new tensor of standard normals: on the CPU (float32/float64) from the Philox kernel
+    (:func:`richlazy.simulate.philox_normal_`, four words of ``generator`` as its key; several
+    times faster than ``torch.randn`` in float64), elsewhere ``torch.randn``."""
+    if torch.device(device).type == "cpu" and dtype in (torch.float32, torch.float64):
+        return philox_normal_(torch.empty(shape, dtype=dtype, device=device), generator)
+    return torch.randn(shape, generator=generator, dtype=dtype, device=device)
+
+
+def contiguous_block(mask, D: int):
+    """``(a, b)`` when ``mask`` (checked, or None for all D coordinates) selects exactly the
+    columns a:b, else None."""
+    if mask is None:
+        return 0, D
+    idx = torch.nonzero(mask).flatten()
+    a, b = int(idx[0]), int(idx[-1]) + 1
+    return (a, b) if b - a == idx.numel() else None
+
+
+def grad_buffers(potential, theta):
+    """Two gradient buffers like ``theta`` for a potential that writes into one
+    (``grad_accepts_out``), else ``(None, None)``."""
+    if getattr(potential, "grad_accepts_out", False):
+        return torch.empty_like(theta), torch.empty_like(theta)
+    return None, None
 
 
 def masked_sum(x, mask):

@@ -290,7 +290,12 @@ E["simulate.langevin_step"] = ex(
     generator="generator",
     beta="pos_float",
     noise_dtype="dtype",
+    noise_rng="choice",
 )
+E["simulate.LangevinWorkspace"] = ex(lambda t: dict())
+# out is written, not read (its values do not matter), so it has no kind of bad values
+E["simulate.philox_normal_"] = ex(lambda t: dict(out=torch.empty(5, dtype=torch.float64), generator=_g(0)),
+                                  generator="generator")
 E["simulate.paper_step_size"] = ex(lambda t: dict(dt=0.01, T=0.1), dt="pos_float", T="pos_float")
 E["simulate.load_image_classification"] = ex(
     lambda t: dict(name="digits", classes=(0, 1), n_train=6, n_test=4, seed=0),

@@ -305,11 +305,15 @@ def test_bayes_linreg_posterior_with_per_chain_beta(method):
 # -- block updates ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("sel", [(0, 2), (0, 1)])  # HMC: the general mask path, the block fast path
 @pytest.mark.parametrize("method", ["mala", "hmc"])
-def test_masked_block_update_samples_the_conditional(method):
+def test_masked_block_update_samples_the_conditional(method, sel):
     pot = _blr()
     E = 1000
-    mask = torch.tensor([True, False, True])
+    A = list(sel)
+    f = ({0, 1, 2} - set(A)).pop()  # the fixed coordinate
+    mask = torch.zeros(3, dtype=torch.bool)
+    mask[A] = True
     mu, S = pot.moments(1.0)
     Lam = np.linalg.inv(S)
     g = _gen(11)
@@ -321,11 +325,10 @@ def test_masked_block_update_samples_the_conditional(method):
         st = hmc_init(x0, pot, step_size=0.1)
         step = lambda s, i: hmc_step(s, pot, generator=g, n_leapfrog=4, mask=mask, adapt=i < 100)  # noqa: E731
     st, x = _trace(st, step, 350, 100)
-    assert torch.equal(st.theta[:, 1], x0[:, 1]) and torch.equal(x[:, :, 1], x0[:, 1].expand(250, E))
-    # conditional of w_A (A = {0, 2}) given w_1: mean mu_A - Lam_AA^-1 Lam_A1 (w_1 - mu_1)
-    A = [0, 2]
+    assert torch.equal(st.theta[:, f], x0[:, f]) and torch.equal(x[:, :, f], x0[:, f].expand(250, E))
+    # conditional of w_A given w_f: mean mu_A - Lam_AA^-1 Lam_Af (w_f - mu_f)
     LAA = Lam[np.ix_(A, A)]
-    cmean = mu[A][None, :] - (np.linalg.solve(LAA, Lam[A, 1])[None, :] * (x0[:, 1:2].numpy() - mu[1]))
+    cmean = mu[A][None, :] - (np.linalg.solve(LAA, Lam[A, f])[None, :] * (x0[:, f:f + 1].numpy() - mu[f]))
     res = x[:, :, A].numpy() - cmean[None]
     assert np.all(np.abs(_z(torch.tensor(res), np.zeros(2))) < 4.5)
     zc = _z(torch.tensor(res[:, :, :, None] * res[:, :, None, :]), np.linalg.inv(LAA))

@@ -200,6 +200,8 @@ def _stochastic_calls():
                                      lambda: ppost.outputs(pth, x_off)),
         "run_chain": (lambda: S.run_chain(state, step, n_steps=3, generator=_gen(), progress=False),
                       lambda: S.run_chain(state, step, n_steps=3, generator=None, progress=False)),
+        "philox_normal_": (lambda: S.philox_normal_(torch.empty(5, dtype=torch.float64), _gen()),
+                           lambda: S.philox_normal_(torch.empty(5, dtype=torch.float64), None)),
         "langevin_step": (lambda: S.langevin_step(state, post, step_size=1e-3, generator=_gen()),
                           lambda: S.langevin_step(state, post, step_size=1e-3, generator=None)),
         "load_image_classification": (

@@ -206,7 +206,7 @@ def _correlated_problem(P=12, N0=40, seed=5):
     return K0, toy_class_targets(3, y_minus=-0.5)[lab]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _correlated_solution(T=0.0):
     """The solver on :func:`_correlated_problem`, one restart, with a stage budget that converges
     with every BLAS tried: at T = 0 it needs 21 stages with OpenBLAS's Haswell kernels and 16

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from richlazy.simulate import (
+    LangevinWorkspace,
     NetworkPosterior,
     NetworkSpec,
     gibbs_readout_step,
@@ -135,15 +136,17 @@ def sample_posterior(
 
         gibbs = gibbs_readout_step(post, hidden_step, refresh=lambda s: mcmc_refresh(s, post))
 
+    ws = LangevinWorkspace()  # ULA steps reuse its buffers (run_chain copies what it keeps)
+
     def step_fn(s, g):
         if sampler != "ula":
             return gibbs(s, g)
         # pure: the temperature of step s is an argument of the step, the posterior is not mutated
         if anneal_from is None or s.step >= anneal_steps:
-            return langevin_step(s, post, step_size=eps, generator=g)
+            return langevin_step(s, post, step_size=eps, generator=g, workspace=ws)
         T_s = anneal_from * (T / anneal_from) ** (s.step / anneal_steps)
         return langevin_step(s, post, step_size=paper_step_size(dt, T_s), generator=g,
-                             beta=beta_T * T / T_s)
+                             beta=beta_T * T / T_s, workspace=ws)
 
     config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
