@@ -18,6 +18,7 @@ import time
 import numpy as np
 import torch
 from richlazy.simulate import (
+    LangevinWorkspace,
     NetworkPosterior,
     NetworkSpec,
     gibbs_readout_step,
@@ -109,8 +110,10 @@ def bench_mcmc_ess(toy: str, *, device="auto", n_chains: int = 8, gibbs_dt: floa
     hidden = ~post.block_mask("A")
     eps_ula = c["T"] * c["dt"]
 
+    ws = LangevinWorkspace()  # as the cases run ULA (sample_posterior)
+
     def ula(st, g):
-        return langevin_step(st, post, step_size=eps_ula, generator=g)
+        return langevin_step(st, post, step_size=eps_ula, generator=g, workspace=ws)
 
     n_adapt = 500
 

@@ -22,6 +22,8 @@ from richlazy.simulate import (
     LangevinWorkspace,
     NetworkPosterior,
     NetworkSpec,
+    hmc_init,
+    hmc_step,
     langevin_init,
     langevin_step,
     make_generator,
@@ -98,6 +100,15 @@ def _bench_single(dev, dtype, min_time):
         hp[0], _ = langevin_step(hp[0], postp, step_size=5e-5, generator=genp, workspace=wsp)
 
     t_proj = mean_time(stepp, dev, min_time=min_time)
+    # an exact sampler on the same posterior: one HMC transition of n_lf leapfrog steps (n_lf
+    # gradients, the momenta, the energy, the accept step) against n_lf rooflines
+    n_lf = 10
+    hs = [hmc_init(state.theta.clone(), post, step_size=1e-4, precond=1.0 / post.precision)]
+
+    def hmc():
+        hs[0], _ = hmc_step(hs[0], post, generator=gen, n_leapfrog=n_lf)
+
+    t_hmc = mean_time(hmc, dev, min_time=min_time)
     main = rngs[0]
     out = dict(config="single chain N=P=200, N0=220, L=1, m=3", dtype=str(dtype).replace("torch.", ""),
                noise_rng=main, steps_per_s=1.0 / t_step[main], step_ms=t_step[main] * 1e3,
@@ -107,7 +118,8 @@ def _bench_single(dev, dtype, min_time):
                step_ms_by_noise={k: v * 1e3 for k, v in t_step.items()},
                ratio_by_noise={k: t_mm / v for k, v in t_step.items()},
                # the best any step with this noise can do: matmuls + the noise draw, nothing else
-               noise_bound={k: t_mm / (t_mm + t_noise[k if k in t_noise else "torch"]) for k in t_step})
+               noise_bound={k: t_mm / (t_mm + t_noise[k if k in t_noise else "torch"]) for k in t_step},
+               hmc_leapfrog=n_lf, hmc_ms=t_hmc * 1e3, hmc_ratio_to_roofline=n_lf * t_mm / t_hmc)
     return out
 
 
@@ -191,11 +203,15 @@ def format_bench_sampler(res: dict) -> str:
             f"{r['ratio_to_roofline']:.2f} (target >= 0.85); with input-span projection "
             f"{r['projected_steps_per_s']:.0f} steps/s"
         )
+        lines.append(
+            f"    HMC transition ({r['hmc_leapfrog']} leapfrog steps): {r['hmc_ms']:.3f} ms -> "
+            f"{r['hmc_ratio_to_roofline']:.2f} of {r['hmc_leapfrog']} rooflines (per gradient)"
+        )
         for k, v in r["step_ms_by_noise"].items():
             lines.append(
                 f"    noise {k}: step {v:.3f} ms, ratio {r['ratio_by_noise'][k]:.2f}; the noise alone "
-                f"{r['noise_ms'][k]:.3f} ms (torch: float32 draw), so matmuls + noise bound the ratio "
-                f"at {r['noise_bound'][k]:.2f}"
+                f"{r['noise_ms'][k]:.3f} ms ({'Philox kernel' if k == 'philox' else 'torch.randn, float32'}),"
+                f" so matmuls + noise bound the ratio at {r['noise_bound'][k]:.2f}"
             )
     for r in res["ensemble"]:
         lines.append(
