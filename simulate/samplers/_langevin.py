@@ -111,7 +111,7 @@ def langevin_step(state: LangevinState, potential: Potential, *, step_size: floa
     Philox4x32-10 + Box-Muller kernel of :mod:`._philox` (CPU, float32/float64 theta), which
     draws four 32-bit words per step from ``generator`` as its key, computes the normals in
     double precision and fuses the update ``theta - eps grad + sqrt(2 eps) xi`` into the same
-    pass (1.5x faster than torch's float32 normals and ~12x faster than its float64 ones on one
+    pass (about 1.4x faster than torch's float32 normals and 11x faster than its float64 ones on one
     core); "torch": ``torch.randn`` from ``generator``; "auto" (default): "philox" for a
     float32/float64 theta on the CPU, "torch" otherwise (e.g. CUDA, where torch's generator is
     itself a Philox).
