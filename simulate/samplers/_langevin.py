@@ -64,8 +64,8 @@ def langevin_init(theta: torch.Tensor) -> LangevinState:
 class LangevinWorkspace:
     """Buffers that :func:`langevin_step` reuses from step to step (``workspace=``), so that a
     step allocates nothing of the size of the parameters: the gradient (written by the
-    potential's ``grad(theta, out=)`` when its ``grad_accepts_out`` is true), the noise, and two
-    position buffers used in turn.
+    potential's ``grad(theta, out=)`` when its ``grad_accepts_out`` is true), the noise (for
+    ``noise_rng="torch"`` only) and two position buffers used in turn.
 
     The price of reuse: the positions of a state returned by a step are overwritten by the step
     after the next one. Keep a copy (``state.theta.clone()``) of any state you want to hold on
@@ -78,13 +78,15 @@ class LangevinWorkspace:
         self.grad = self.noise = None
         self.positions = ()
 
-    def _buffers(self, theta: torch.Tensor, noise_dtype: torch.dtype):
+    def _buffers(self, theta: torch.Tensor, noise_dtype: torch.dtype | None):
         """``(grad, noise, new_positions)`` for a step from ``theta``: the position buffer is
-        the one of the two that does not hold ``theta``."""
+        the one of the two that does not hold ``theta``; no noise buffer (None) when
+        ``noise_dtype`` is None (the Philox path draws inside its update)."""
         key = (tuple(theta.shape), theta.dtype, theta.device, noise_dtype)
         if key != self._key:
             self.grad = torch.empty_like(theta, memory_format=torch.contiguous_format)
-            self.noise = torch.empty(theta.shape, dtype=noise_dtype, device=theta.device)
+            self.noise = (None if noise_dtype is None
+                          else torch.empty(theta.shape, dtype=noise_dtype, device=theta.device))
             self.positions = (torch.empty_like(self.grad), torch.empty_like(self.grad))
             self._key = key
         ptr = theta.untyped_storage().data_ptr()
@@ -152,7 +154,7 @@ def langevin_step(state: LangevinState, potential: Potential, *, step_size: floa
         new = torch.empty_like(theta, memory_format=torch.contiguous_format)
         noise = None
     else:
-        g_buf, noise, new = workspace._buffers(theta, nd)
+        g_buf, noise, new = workspace._buffers(theta, nd if noise_rng == "torch" else None)
         if getattr(potential, "grad_accepts_out", False):
             g, info = potential.grad(theta, out=g_buf, **kw)
         else:
