@@ -16,7 +16,8 @@ Backward pass (L hidden layers, s the readout scale, R = s A^T phi(z^L) - Y^T th
 plus the prior term ``theta * precision``.
 
 What is allocated per call: the (E,) loss and, for a tensor ``beta``, an (E,) product; nothing of
-the size of the parameters or the activations (``richlazy bench --only sampler`` measures it).
+the size of the parameters or the activations (tests/simulate/test_philox_noise.py measures a
+whole Langevin step with the torch profiler).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ class GradWorkspace:
 
     def __init__(self, spec, P: int, E: int, dtype, device):
         N, m, L = spec.N, spec.m, spec.L
-        self.E = E
 
         def buf(*shape, dt=dtype):
             return torch.empty(shape, dtype=dt, device=device)

@@ -31,10 +31,8 @@ import torch
 from ..checks import check_count
 from ._mh import (
     MCMCState,
-    contiguous_block,
     energy_given_loss,
     evaluate_grad,
-    grad_buffers,
     masked_sum,
     mcmc_init,
     metropolis,
@@ -77,7 +75,7 @@ def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapf
     state, mask, target_accept, groups = prepare(
         state, potential, generator=generator, adapt=adapt, target_accept=target_accept, beta=beta,
         mask=mask, adapt_groups=adapt_groups)
-    block = contiguous_block(mask, state.theta.shape[1])
+    block = _contiguous_block(mask, state.theta.shape[1])
     if block is None:
         trajectory = _leapfrog_masked(state, potential, generator, n_leapfrog, mask)
     else:
@@ -86,6 +84,16 @@ def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapf
     log_ratio = (state.energy + k0) - (e1 + k1)
     return metropolis(state, (q, e1, g, loss), log_ratio, generator, adapt=adapt,
                       target_accept=target_accept, adapt_groups=groups)
+
+
+def _contiguous_block(mask, D: int):
+    """``(a, b)`` when ``mask`` (checked, or None for all D coordinates) selects exactly the
+    columns a:b, else None."""
+    if mask is None:
+        return 0, D
+    idx = torch.nonzero(mask).flatten()
+    a, b = int(idx[0]), int(idx[-1]) + 1
+    return (a, b) if b - a == idx.numel() else None
 
 
 def _leapfrog_block(state, potential, generator, n_leapfrog, a, b):
@@ -104,7 +112,10 @@ def _leapfrog_block(state, potential, generator, n_leapfrog, a, b):
     qb = q[:, a:b]
     eps_m = eps * M
     p.addcmul_(eps, state.grad[:, a:b], value=-0.5)
-    bufs = grad_buffers(potential, th0)
+    if getattr(potential, "grad_accepts_out", False):
+        bufs = (torch.empty_like(th0), torch.empty_like(th0))
+    else:
+        bufs = (None, None)
     for i in range(n_leapfrog):
         qb.addcmul_(eps_m, p)
         g, loss = evaluate_grad(potential, q, state.beta, out=bufs[i % 2])

@@ -147,14 +147,15 @@ def langevin_step(state: LangevinState, potential: Potential, *, step_size: floa
     elif noise_rng == "philox" and not philox_ok:
         raise ValueError(f"noise_rng='philox' needs a float32 or float64 theta on the CPU, got "
                          f"{theta.dtype} on {theta.device}; use noise_rng='torch' or 'auto'")
-    nd = theta.dtype if (noise_dtype is None or noise_rng == "philox") else noise_dtype
+    # dtype of torch's noise draw; None on the Philox path (it draws inside its fused update)
+    nd = None if noise_rng == "philox" else (theta.dtype if noise_dtype is None else noise_dtype)
     kw = {} if beta is None else {"beta": check_pos_float("beta", beta)}
     if workspace is None:
         g, info = potential.grad(theta, **kw)
         new = torch.empty_like(theta, memory_format=torch.contiguous_format)
         noise = None
     else:
-        g_buf, noise, new = workspace._buffers(theta, nd if noise_rng == "torch" else None)
+        g_buf, noise, new = workspace._buffers(theta, nd)
         if getattr(potential, "grad_accepts_out", False):
             g, info = potential.grad(theta, out=g_buf, **kw)
         else:

@@ -362,24 +362,6 @@ def standard_normals(shape, dtype, device, generator) -> torch.Tensor:
     return torch.randn(shape, generator=generator, dtype=dtype, device=device)
 
 
-def contiguous_block(mask, D: int):
-    """``(a, b)`` when ``mask`` (checked, or None for all D coordinates) selects exactly the
-    columns a:b, else None."""
-    if mask is None:
-        return 0, D
-    idx = torch.nonzero(mask).flatten()
-    a, b = int(idx[0]), int(idx[-1]) + 1
-    return (a, b) if b - a == idx.numel() else None
-
-
-def grad_buffers(potential, theta):
-    """Two gradient buffers like ``theta`` for a potential that writes into one
-    (``grad_accepts_out``), else ``(None, None)``."""
-    if getattr(potential, "grad_accepts_out", False):
-        return torch.empty_like(theta), torch.empty_like(theta)
-    return None, None
-
-
 def masked_sum(x, mask):
     """Row sums of x (E, D) over the coordinates selected by mask (all when None)."""
     if mask is None:

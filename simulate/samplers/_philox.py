@@ -147,34 +147,40 @@ def _philox4x32_kernel(ctr, key, out):
             out[r, k] = w[k]
 
 
+@numba.njit(inline="always", error_model="numpy")
+def _block_normals(b, m, k0, k1, c2, c3, words, dst):
+    """The normals of block b (counters b CHUNK + r, r < m) into ``dst`` (at most 4m elements):
+    word w of counter r at w m + r, where that lies inside ``dst`` (the last block of an output
+    may be cut). Stores go through slices indexed by the loop counter only (no negative-index
+    wrap-around to check), which lets the compiler vectorise the loops."""
+    _philox_block(b * _CHUNK, m, k0, k1, c2, c3, words)
+    for p in range(2):
+        oa = dst[2 * p * m:(2 * p + 1) * m]
+        ob = dst[(2 * p + 1) * m:(2 * p + 2) * m]
+        wa = words[2 * p]
+        wb = words[2 * p + 1]
+        k = min(m, oa.shape[0], ob.shape[0])
+        for r in range(k):
+            za, zb = _box_muller(wa[r], wb[r])
+            oa[r] = za
+            ob[r] = zb
+        for r in range(k, oa.shape[0]):  # a pair whose second normal is cut
+            oa[r] = _box_muller(wa[r], wb[r])[0]
+
+
 @_jit
 def _normal_kernel(k0, k1, c2, c3, out):
     """out (n,) float32/float64 <- standard normals of (key, counter words c2, c3).
 
     Layout: block b holds the 4m elements from e0 = 4 b CHUNK on (m = CHUNK, or fewer in the
-    last block); word w of counter b CHUNK + r lands at e0 + w m + r. Each block therefore
-    touches one contiguous stretch of memory, and the stores go through slices indexed by the
-    loop counter only (no negative-index wrap-around to check), which lets the compiler
-    vectorise the loops."""
+    last block); word w of counter b CHUNK + r lands at e0 + w m + r, so each block touches one
+    contiguous stretch of memory."""
     n = out.shape[0]
     words = np.empty((4, _CHUNK), dtype=np.uint64)
     for b in range((n + 4 * _CHUNK - 1) // (4 * _CHUNK)):
         e0 = 4 * _CHUNK * b
         m = min(_CHUNK, (n - e0 + 3) // 4)
-        _philox_block(b * _CHUNK, m, k0, k1, c2, c3, words)
-        for p in range(2):
-            a0 = e0 + 2 * p * m
-            oa = out[a0:a0 + m]
-            ob = out[a0 + m:a0 + 2 * m]
-            wa = words[2 * p]
-            wb = words[2 * p + 1]
-            k = min(m, oa.shape[0], ob.shape[0])
-            for r in range(k):
-                za, zb = _box_muller(wa[r], wb[r])
-                oa[r] = za
-                ob[r] = zb
-            for r in range(k, oa.shape[0]):  # last block: a pair whose second normal is cut
-                oa[r] = _box_muller(wa[r], wb[r])[0]
+        _block_normals(b, m, k0, k1, c2, c3, words, out[e0:e0 + 4 * m])
 
 
 @_jit
@@ -188,16 +194,7 @@ def _ula_kernel(theta, g, out, eps, scale, k0, k1, c2, c3):
     for b in range((n + 4 * _CHUNK - 1) // (4 * _CHUNK)):
         e0 = 4 * _CHUNK * b
         m = min(_CHUNK, (n - e0 + 3) // 4)
-        _philox_block(b * _CHUNK, m, k0, k1, c2, c3, words)
-        for p in range(2):
-            za_ = z[2 * p * m:(2 * p + 1) * m]
-            zb_ = z[(2 * p + 1) * m:(2 * p + 2) * m]
-            wa = words[2 * p]
-            wb = words[2 * p + 1]
-            for r in range(m):
-                za, zb = _box_muller(wa[r], wb[r])
-                za_[r] = za
-                zb_[r] = zb
+        _block_normals(b, m, k0, k1, c2, c3, words, z[:4 * m])
         e1 = min(e0 + 4 * m, n)
         o = out[e0:e1]
         t = theta[e0:e1]
