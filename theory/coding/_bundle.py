@@ -60,9 +60,9 @@ class _RangeNeuron:
             return Q, V
         TV = V @ t.T  # (k, P)
         grad = (d1 * TV / P) @ B - U
-        DtB = np.einsum("kpm,pr->kmr", d1[:, :, None] * t[None], B)
-        hess = np.einsum("kmr,kms->krs", DtB, DtB) / P
-        hess += np.einsum("pr,kp,ps->krs", B, d2 * TV / P, B)
+        DtB = np.matmul((d1[:, None, :] * t.T[None]), B)  # (k, m, r)
+        hess = np.matmul(DtB.transpose(0, 2, 1), DtB) / P
+        hess += np.matmul(B.T[None] * (d2 * TV / P)[:, None, :], B)
         idx = np.arange(self.r)
         hess[:, idx, idx] -= 1.0
         return Q, V, grad, hess, ph, d1, d2

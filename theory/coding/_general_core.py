@@ -46,6 +46,30 @@ def _phi_derivs(Z, activation):
     return ph, d1, d2
 
 
+def _ascent_step(hess, grad):
+    """Newton step towards a maximum for a batch: plain Newton (Cholesky of -H, one solve) for
+    the points whose Hessian is negative definite, the saddle-free step (eigenvalues
+    |lambda| >= 1e-3) for the others. Where every eigenvalue is below -1e-3 the two steps are the
+    same, so the split only saves the eigendecompositions of the negative-definite points."""
+    try:  # the common case: every Hessian negative definite
+        np.linalg.cholesky(-hess)
+        return np.linalg.solve(-hess, grad[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        pass
+    ok = np.zeros(hess.shape[0], dtype=bool)
+    for i in range(hess.shape[0]):
+        try:
+            np.linalg.cholesky(-hess[i])
+            ok[i] = True
+        except np.linalg.LinAlgError:
+            pass
+    step = np.empty_like(grad)
+    if ok.any():
+        step[ok] = np.linalg.solve(-hess[ok], grad[ok][:, :, None])[:, :, 0]
+    step[~ok] = _saddle_free_step(hess[~ok], grad[~ok])
+    return step
+
+
 def _ascend_to_maxima(evaluate, starts, tol, maxiter, dedup):
     """Distinct local maxima of a batched objective by damped Newton ascent from ``starts``
     (saddle-free Newton where a Hessian is not negative definite). ``evaluate(X, order)``
@@ -63,12 +87,7 @@ def _ascend_to_maxima(evaluate, starts, tol, maxiter, dedup):
         idx, Q, grad, hess = idx[~done], Q[~done], grad[~done], hess[~done]
         if idx.size == 0:
             break
-        try:  # all Hessians negative definite: plain Newton via Cholesky
-            Lc = np.linalg.cholesky(-hess)
-            step = np.linalg.solve(np.swapaxes(Lc, 1, 2),
-                                   np.linalg.solve(Lc, grad[:, :, None]))[:, :, 0]
-        except np.linalg.LinAlgError:  # saddle-free Newton: an ascent direction
-            step = _saddle_free_step(hess, grad)
+        step = _ascent_step(hess, grad)
         nrm = np.max(np.abs(step), axis=1)
         alpha = np.minimum(1.0, 2.0 / np.maximum(nrm, 1e-300))
         alpha = _backtrack(lambda Xt: evaluate(Xt, 0)[0], X[idx], step, alpha, Q, 1e-13, 40)
@@ -107,7 +126,7 @@ class _GeneralNeuron:
         if order == 1:
             return Q, V, grad
         Dt = d1[:, :, None] * t[None, :, :]  # (k, P, m)
-        hess = (np.einsum("kpm,kqm->kpq", Dt, Dt) / P) - self.K0inv
+        hess = np.matmul(Dt, Dt.transpose(0, 2, 1)) / P - self.K0inv
         idx = np.arange(P)
         hess[:, idx, idx] += d2 * TV / P
         return Q, V, grad, hess, ph, d1, d2
