@@ -78,54 +78,73 @@ class _RangeNeuron:
         return np.linalg.solve(B.T @ B + np.eye(self.r), B.T @ Z.T).T
 
 
-def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, mu_end=1e-13, max_newton=50):
-    """Proximal bundle step in the dual over atom weights w in the simplex (log-barrier
-    Newton). Phi (P, K) holds phi(z_k) as columns, c (K,) = |u_k|^2/2. Returns (w, t)."""
+def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
+    """Proximal bundle step in the dual over atom weights w in the simplex. Phi (P, K) holds
+    phi(z_k) as columns, c (K,) = |u_k|^2/2. Returns (w, t).
+
+    Maximises the concave ``h(w) = -1/2 tr(R^T (Phi W Phi^T/P + I/tau)^{-1} R) - w.c`` (R = Y +
+    t_c/tau) over the simplex by a primal-dual interior-point method (Mehrotra predictor-
+    corrector): with F = -h, multipliers s >= 0 of w >= 0 and nu of sum w = 1, Newton on
+    ``grad F - s + nu 1 = 0``, ``w o s = sigma mu``, ``1^T w = 1`` with ``sigma = (mu_aff/mu)^3``,
+    steps to 0.99 of the boundary. Stops when the complementarity ``mu = w.s/K <= gap_end`` and
+    the stationarity residual is at round-off (<= 1e-12 (1 + max|grad F|), or h no longer moves
+    by 1e-13 relative: with tau -> inf the matrix is nearly singular and the residual stalls
+    near 1e-10). About 12-20 Newton steps, against about 90 of the former barrier path."""
     P, K = Phi.shape
     R = Y + t_c / tau
     eye = np.eye(P) / tau
 
-    def evaluate(w, hess=True):
+    def evaluate(w):
         cf = linalg.cho_factor((Phi * w) @ Phi.T / P + eye)
         t = linalg.cho_solve(cf, R)
         v = Phi.T @ t
         h = -0.5 * np.sum(R * t) - w @ c
-        g = np.sum(v * v, axis=1) / (2 * P) - c
-        if not hess:
-            return h, g, t
-        H = -(Phi.T @ linalg.cho_solve(cf, Phi)) * (v @ v.T) / P**2
+        g = np.sum(v * v, axis=1) / (2 * P) - c  # grad h
+        H = -(Phi.T @ linalg.cho_solve(cf, Phi)) * (v @ v.T) / P**2  # hess h
         return h, g, t, H
+
+    def max_step(x, dx):
+        neg = dx < 0
+        return min(1.0, float(np.min(-x[neg] / dx[neg]))) if np.any(neg) else 1.0
 
     w0 = np.clip(w0, 0.0, None)
     w = 0.5 * w0 / max(w0.sum(), 1e-300) + 0.5 / K
     h, g, t, H = evaluate(w)
-    mu = 1e-2 * (1.0 + np.max(np.abs(g)))
+    gF = -g
+    nu = -np.min(gF) + 1.0 + 1e-2 * np.max(np.abs(gF))
+    s = gF + nu  # >= 1: a strictly feasible multiplier with zero stationarity residual
     kkt = np.zeros((K + 1, K + 1))
     kkt[:K, K] = kkt[K, :K] = 1.0
-    rhs = np.zeros(K + 1)
-    while True:
-        for _ in range(max_newton):
-            gb = g + mu / w
-            kkt[:K, :K] = H - np.diag(mu / w**2)
-            rhs[:K] = -gb
-            d = np.linalg.solve(kkt, rhs)[:K]
-            dec = gb @ d
-            if dec < 1e-14 * (1.0 + abs(h)):
-                break
-            neg = d < 0
-            a = min(1.0, 0.99 * np.min(-w[neg] / d[neg])) if np.any(neg) else 1.0
-            fb = h + mu * np.sum(np.log(w))
-            while True:
-                wn = w + a * d
-                hn = evaluate(wn, hess=False)[0]
-                if hn + mu * np.sum(np.log(wn)) >= fb + 1e-4 * a * dec or a < 1e-14:
-                    break
-                a *= 0.5
-            w = wn / wn.sum()
-            h, g, t, H = evaluate(w)
-        if mu <= mu_end:
-            return w, t
-        mu = max(mu * 0.03, mu_end)
+    h_prev = None
+    for _ in range(maxit):
+        rd = gF - s + nu
+        mu = w @ s / K
+        res = np.max(np.abs(rd)) / (1.0 + np.max(np.abs(gF)))
+        if mu <= gap_end and (res <= 1e-12 or (
+                h_prev is not None and abs(h - h_prev) <= 1e-13 * (1.0 + abs(h)))):
+            break
+        kkt[:K, :K] = np.diag(s / w) - H
+        lu = linalg.lu_factor(kkt, check_finite=False)
+        rp = w.sum() - 1.0
+
+        def direction(target):
+            # (hess F + S/W) dw + dnu 1 = -rd + target/w - s,  1^T dw = -rp,
+            # ds = (target - w s - s dw) / w
+            sol = linalg.lu_solve(lu, np.concatenate([target / w - s - rd, [-rp]]),
+                                  check_finite=False)
+            dw = sol[:K]
+            return dw, (target - w * s - s * dw) / w, sol[K]
+
+        dw, ds, _ = direction(np.zeros(K))  # predictor (affine scaling)
+        a = min(max_step(w, dw), max_step(s, ds))
+        sigma = ((w + a * dw) @ (s + a * ds) / K / mu) ** 3
+        dw, ds, dnu = direction(sigma * mu - dw * ds)  # corrector
+        a = 0.99 * min(max_step(w, dw), max_step(s, ds))
+        w, s, nu = w + a * dw, s + a * ds, nu + a * dnu
+        h_prev = h
+        h, g, t, H = evaluate(w)
+        gF = -g
+    return w / w.sum(), t
 
 
 def _restricted_dual(Phi, c, Y, w):
