@@ -113,8 +113,6 @@ def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
     gF = -g
     nu = -np.min(gF) + 1.0 + 1e-2 * np.max(np.abs(gF))
     s = gF + nu  # >= 1: a strictly feasible multiplier with zero stationarity residual
-    kkt = np.zeros((K + 1, K + 1))
-    kkt[:K, K] = kkt[K, :K] = 1.0
     h_prev = None
     for _ in range(maxit):
         rd = gF - s + nu
@@ -123,17 +121,34 @@ def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
         if mu <= gap_end and (res <= 1e-12 or (
                 h_prev is not None and abs(h - h_prev) <= 1e-13 * (1.0 + abs(h)))):
             break
-        kkt[:K, :K] = np.diag(s / w) - H
-        lu = linalg.lu_factor(kkt, check_finite=False)
+        # the KKT system by its Schur complement on the one equality: A = S/W - hess h is
+        # positive definite, dw = A^{-1}(r - dnu 1) with dnu from 1^T dw = -rp (the bordered
+        # system by LU if round-off makes A indefinite)
+        A = -H
+        A[np.diag_indices(K)] += s / w
         rp = w.sum() - 1.0
+        try:
+            cf = linalg.cho_factor(A, check_finite=False)
+            a1 = linalg.cho_solve(cf, np.ones(K), check_finite=False)
+
+            def solve(r):
+                a0 = linalg.cho_solve(cf, r, check_finite=False)
+                dnu = (a0.sum() + rp) / a1.sum()
+                return a0 - dnu * a1, dnu
+        except linalg.LinAlgError:
+            kkt = np.ones((K + 1, K + 1))
+            kkt[:K, :K], kkt[K, K] = A, 0.0
+            lu = linalg.lu_factor(kkt, check_finite=False)
+
+            def solve(r):
+                sol = linalg.lu_solve(lu, np.concatenate([r, [-rp]]), check_finite=False)
+                return sol[:K], sol[K]
 
         def direction(target):
             # (hess F + S/W) dw + dnu 1 = -rd + target/w - s,  1^T dw = -rp,
             # ds = (target - w s - s dw) / w
-            sol = linalg.lu_solve(lu, np.concatenate([target / w - s - rd, [-rp]]),
-                                  check_finite=False)
-            dw = sol[:K]
-            return dw, (target - w * s - s * dw) / w, sol[K]
+            dw, dnu = solve(target / w - s - rd)
+            return dw, (target - w * s - s * dw) / w, dnu
 
         dw, ds, _ = direction(np.zeros(K))  # predictor (affine scaling)
         a = min(max_step(w, dw), max_step(s, ds))

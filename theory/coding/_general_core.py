@@ -46,6 +46,20 @@ def _phi_derivs(Z, activation):
     return ph, d1, d2
 
 
+def _negative_definite(hess):
+    """(k,) bool: which Hessians of the batch are negative definite (their Cholesky factor of -H
+    exists), by bisecting the batch: a batched factorisation fails as a whole, so halving
+    localises the f failures in O(f log k) batched calls."""
+    try:
+        np.linalg.cholesky(-hess)
+        return np.ones(hess.shape[0], dtype=bool)
+    except np.linalg.LinAlgError:
+        if hess.shape[0] == 1:
+            return np.zeros(1, dtype=bool)
+    half = hess.shape[0] // 2
+    return np.concatenate([_negative_definite(hess[:half]), _negative_definite(hess[half:])])
+
+
 def _ascent_step(hess, grad):
     """Newton step towards a maximum for a batch: plain Newton (Cholesky of -H, one solve) for
     the points whose Hessian is negative definite, the saddle-free step (eigenvalues
@@ -56,13 +70,7 @@ def _ascent_step(hess, grad):
         return np.linalg.solve(-hess, grad[:, :, None])[:, :, 0]
     except np.linalg.LinAlgError:
         pass
-    ok = np.zeros(hess.shape[0], dtype=bool)
-    for i in range(hess.shape[0]):
-        try:
-            np.linalg.cholesky(-hess[i])
-            ok[i] = True
-        except np.linalg.LinAlgError:
-            pass
+    ok = _negative_definite(hess)
     step = np.empty_like(grad)
     if ok.any():
         step[ok] = np.linalg.solve(-hess[ok], grad[ok][:, :, None])[:, :, 0]
