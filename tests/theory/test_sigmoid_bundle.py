@@ -145,8 +145,8 @@ def test_simplex_subproblem_attains_the_primal_value_and_is_stationary(tau):
     ``max_k q_k(t) - tr(t^T Y) + |t - t_c|^2/(2 tau)`` at t equals ``h(w) + |t_c|^2/(2 tau)``
     (the weighted pieces are tied at t). tau = 1e12 is the lower-bound solve of the certificate.
     Checked also against an independent SLSQP solve of the same concave maximisation."""
-    from scipy import optimize
     from richlazy.theory.coding._bundle import _simplex_subproblem
+    from scipy import optimize
 
     rng = np.random.default_rng(3)
     P, K, m = 9, 14, 2
@@ -191,3 +191,20 @@ def test_negative_definite_mask_matches_the_eigenvalues():
     expected = np.all(np.linalg.eigvalsh(H) < 0, axis=1)
     assert expected.sum() == 32
     np.testing.assert_array_equal(_negative_definite(H), expected)
+
+
+@pytest.mark.parametrize("definite", [True, False])
+def test_bordered_solver_solves_the_equality_constrained_newton_system(definite):
+    """``A x + nu 1 = r, 1^T x = -rp``: the Cholesky/Schur path (A positive definite) and the LU
+    path (A indefinite) against a dense solve of the bordered matrix."""
+    from richlazy.theory.coding._bundle import _bordered_solver
+
+    rng = np.random.default_rng(1)
+    K = 7
+    G = rng.standard_normal((K, K))
+    A = G @ G.T + 0.1 * np.eye(K) if definite else G + G.T
+    r, rp = rng.standard_normal(K), 0.3
+    x, nu = _bordered_solver(A, rp)(r)
+    M = np.block([[A, np.ones((K, 1))], [np.ones((1, K)), np.zeros((1, 1))]])
+    ref = np.linalg.solve(M, np.concatenate([r, [-rp]]))
+    np.testing.assert_allclose(np.append(x, nu), ref, rtol=1e-10, atol=1e-12)

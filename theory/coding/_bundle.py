@@ -78,6 +78,33 @@ class _RangeNeuron:
         return np.linalg.solve(B.T @ B + np.eye(self.r), B.T @ Z.T).T
 
 
+def _bordered_solver(A, rp):
+    """``solve(r) -> (x, nu)`` for ``A x + nu 1 = r``, ``1^T x = -rp`` with A symmetric positive
+    definite: Cholesky of A and the Schur complement on the one equality (``x = A^{-1}(r - nu
+    1)``); the bordered matrix by LU if round-off makes A indefinite."""
+    K = A.shape[0]
+    try:
+        cf = linalg.cho_factor(A, check_finite=False)
+    except linalg.LinAlgError:
+        kkt = np.ones((K + 1, K + 1))
+        kkt[:K, :K], kkt[K, K] = A, 0.0
+        lu = linalg.lu_factor(kkt, check_finite=False)
+
+        def solve_lu(r):
+            sol = linalg.lu_solve(lu, np.concatenate([r, [-rp]]), check_finite=False)
+            return sol[:K], sol[K]
+
+        return solve_lu
+    a1 = linalg.cho_solve(cf, np.ones(K), check_finite=False)
+
+    def solve(r):
+        a0 = linalg.cho_solve(cf, r, check_finite=False)
+        nu = (a0.sum() + rp) / a1.sum()
+        return a0 - nu * a1, nu
+
+    return solve
+
+
 def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
     """Proximal bundle step in the dual over atom weights w in the simplex. Phi (P, K) holds
     phi(z_k) as columns, c (K,) = |u_k|^2/2. Returns (w, t).
@@ -121,39 +148,18 @@ def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
         if mu <= gap_end and (res <= 1e-12 or (
                 h_prev is not None and abs(h - h_prev) <= 1e-13 * (1.0 + abs(h)))):
             break
-        # the KKT system by its Schur complement on the one equality: A = S/W - hess h is
-        # positive definite, dw = A^{-1}(r - dnu 1) with dnu from 1^T dw = -rp (the bordered
-        # system by LU if round-off makes A indefinite)
+        # Newton system (hess F + S/W) dw + dnu 1 = target/w - s - rd, 1^T dw = -rp, and
+        # ds = (target - w s - s dw)/w; predictor target 0, corrector sigma mu - dw_aff ds_aff
         A = -H
         A[np.diag_indices(K)] += s / w
-        rp = w.sum() - 1.0
-        try:
-            cf = linalg.cho_factor(A, check_finite=False)
-            a1 = linalg.cho_solve(cf, np.ones(K), check_finite=False)
-
-            def solve(r):
-                a0 = linalg.cho_solve(cf, r, check_finite=False)
-                dnu = (a0.sum() + rp) / a1.sum()
-                return a0 - dnu * a1, dnu
-        except linalg.LinAlgError:
-            kkt = np.ones((K + 1, K + 1))
-            kkt[:K, :K], kkt[K, K] = A, 0.0
-            lu = linalg.lu_factor(kkt, check_finite=False)
-
-            def solve(r):
-                sol = linalg.lu_solve(lu, np.concatenate([r, [-rp]]), check_finite=False)
-                return sol[:K], sol[K]
-
-        def direction(target):
-            # (hess F + S/W) dw + dnu 1 = -rd + target/w - s,  1^T dw = -rp,
-            # ds = (target - w s - s dw) / w
-            dw, dnu = solve(target / w - s - rd)
-            return dw, (target - w * s - s * dw) / w, dnu
-
-        dw, ds, _ = direction(np.zeros(K))  # predictor (affine scaling)
+        solve = _bordered_solver(A, w.sum() - 1.0)
+        dw, _ = solve(-s - rd)
+        ds = -s - s * dw / w
         a = min(max_step(w, dw), max_step(s, ds))
         sigma = ((w + a * dw) @ (s + a * ds) / K / mu) ** 3
-        dw, ds, dnu = direction(sigma * mu - dw * ds)  # corrector
+        target = sigma * mu - dw * ds
+        dw, dnu = solve(target / w - s - rd)
+        ds = (target - w * s - s * dw) / w
         a = 0.99 * min(max_step(w, dw), max_step(s, ds))
         w, s, nu = w + a * dw, s + a * ds, nu + a * dnu
         h_prev = h
