@@ -60,22 +60,28 @@ def _negative_definite(hess):
     return np.concatenate([_negative_definite(hess[:half]), _negative_definite(hess[half:])])
 
 
-def _ascent_step(hess, grad):
-    """Newton step towards a maximum for a batch: plain Newton (Cholesky of -H, one solve) for
-    the points whose Hessian is negative definite, the saddle-free step (eigenvalues
-    |lambda| >= 1e-3) for the others. Where every eigenvalue is below -1e-3 the two steps are the
-    same, so the split only saves the eigendecompositions of the negative-definite points."""
-    try:  # the common case: every Hessian negative definite
-        np.linalg.cholesky(-hess)
-        return np.linalg.solve(-hess, grad[:, :, None])[:, :, 0]
-    except np.linalg.LinAlgError:
-        pass
-    ok = _negative_definite(hess)
+def _ascent_step(hess, grad, newton):
+    """Newton step towards a maximum for a batch, and which Hessians were negative definite.
+
+    Points flagged ``newton`` (their Hessian was negative definite at the previous step) take
+    plain Newton (Cholesky of -H as the test, one solve); a failure there is localised by
+    :func:`_negative_definite`. The others, and the points that failed, take the saddle-free
+    step (eigenvalues |lambda| >= 1e-3), whose eigenvalues also say whether they may return to
+    Newton. Where every eigenvalue is below -1e-3 the two steps are the same, so the flags only
+    decide which factorisation is paid for. Returns (step, negative-definite flags)."""
     step = np.empty_like(grad)
+    ok = newton.copy()
+    if ok.any():
+        try:
+            np.linalg.cholesky(-hess[ok])
+        except np.linalg.LinAlgError:
+            ok[ok] = _negative_definite(hess[ok])
     if ok.any():
         step[ok] = np.linalg.solve(-hess[ok], grad[ok][:, :, None])[:, :, 0]
-    step[~ok] = _saddle_free_step(hess[~ok], grad[~ok])
-    return step
+    if not ok.all():
+        step[~ok], lam_max = _saddle_free_step(hess[~ok], grad[~ok], with_max=True)
+        ok[~ok] = lam_max < 0
+    return step, ok
 
 
 def _ascend_to_maxima(evaluate, starts, tol, maxiter, dedup):
@@ -85,6 +91,7 @@ def _ascend_to_maxima(evaluate, starts, tol, maxiter, dedup):
     (X (n, d), value (n,)) sorted by decreasing value, duplicates removed."""
     X = np.array(starts, dtype=float, copy=True)
     active = np.ones(X.shape[0], dtype=bool)
+    newton = np.ones(X.shape[0], dtype=bool)
     for _ in range(maxiter):
         idx = np.flatnonzero(active)
         if idx.size == 0:
@@ -95,7 +102,7 @@ def _ascend_to_maxima(evaluate, starts, tol, maxiter, dedup):
         idx, Q, grad, hess = idx[~done], Q[~done], grad[~done], hess[~done]
         if idx.size == 0:
             break
-        step = _ascent_step(hess, grad)
+        step, newton[idx] = _ascent_step(hess, grad, newton[idx])
         nrm = np.max(np.abs(step), axis=1)
         alpha = np.minimum(1.0, 2.0 / np.maximum(nrm, 1e-300))
         alpha = _backtrack(lambda Xt: evaluate(Xt, 0)[0], X[idx], step, alpha, Q, 1e-13, 40)

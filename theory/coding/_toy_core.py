@@ -37,12 +37,15 @@ __all__: list[str] = []
 # --------------------------------------------------------------------------------------------
 
 
-def _saddle_free_step(hess, grad):
-    """Saddle-free Newton step for a batch: an ascent direction from |eigenvalues| >= 1e-3."""
+def _saddle_free_step(hess, grad, with_max=False):
+    """Saddle-free Newton step for a batch: an ascent direction from |eigenvalues| >= 1e-3.
+    ``with_max``: also return each Hessian's largest eigenvalue."""
     lam, V = np.linalg.eigh(hess)
+    lam_max = lam[:, -1]
     lam = -np.maximum(np.abs(lam), 1e-3)
     Vt_g = np.einsum("kji,kj->ki", V, grad)
-    return -np.einsum("kij,kj->ki", V, Vt_g / lam)
+    step = -np.einsum("kij,kj->ki", V, Vt_g / lam)
+    return (step, lam_max) if with_max else step
 
 
 def _backtrack(value_at, X, step, alpha, val, slack, n_halvings):
