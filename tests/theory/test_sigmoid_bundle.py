@@ -208,3 +208,21 @@ def test_bordered_solver_solves_the_equality_constrained_newton_system(definite)
     M = np.block([[A, np.ones((K, 1))], [np.ones((1, K)), np.zeros((1, 1))]])
     ref = np.linalg.solve(M, np.concatenate([r, [-rp]]))
     np.testing.assert_allclose(np.append(x, nu), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_bundle_without_certificate_before_maxiter_says_to_lower_rtol(monkeypatch):
+    """When the bundle meets rtol before maxiter but the certificate does not hold, the status is
+    not MAX_ITERATIONS (the budget did not run out) and the message says to lower rtol (made to
+    happen on the toy by demanding a zero duality gap)."""
+    import richlazy.theory.coding._bundle as bundle
+    from richlazy.theory import Status
+
+    monkeypatch.setattr(bundle, "GAP_RTOL", 0.0)
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    sol = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", seed=1, maxiter=5000)
+    assert not sol.converged
+    assert sol.nit < 5000
+    assert sol.status == Status.NUMERICAL_FAILURE
+    assert "lower rtol (e.g. rtol=1e-13)" in sol.message, sol.message

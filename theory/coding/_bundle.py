@@ -12,8 +12,9 @@ rejected. Its dual is the problem over probability measures (codes) on u: minimi
 
 Each bundle cut is an exact piece ``q_k(t) = |t^T phi_k|^2/(2P) - |u_k|^2/2`` (a local maximum
 u_k found by the oracle), so the model is the restricted problem over the atoms found so far.
-Its proximal step is solved in the dual, over the simplex of atom weights w, by log-barrier
-Newton: ``max_w -1/2 tr(R^T (Phi W Phi^T/P + I/tau)^{-1} R) - w.c`` with ``R = Y + t_c/tau``.
+Its proximal step is solved in the dual, over the simplex of atom weights w, by a primal-dual
+interior-point method: ``max_w -1/2 tr(R^T (Phi W Phi^T/P + I/tau)^{-1} R) - w.c`` with
+``R = Y + t_c/tau`` (:func:`_simplex_subproblem`).
 
 Certificate (see :func:`_solve_general_bundle`): an upper bound ``f(t_c)`` from the global search
 at the final centre and a lower bound from the restricted problem over all atoms (any restricted

@@ -352,15 +352,20 @@ def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
     P = Y.shape[0]
     ok = out["certified"]
     msg = out["message"]
-    if out["converged"] and not ok:
-        msg += (f"; relative duality gap {out['rel_gap']:.1e} (needs <= {GAP_RTOL:g}) or output "
-                f"residual above {OUTPUT_ATOL:g}: raise maxiter or lower rtol")
+    status = Status.SUCCESS if ok else Status.MAX_ITERATIONS
+    if out["converged"] and not ok:  # rtol met before maxiter, but no certificate
+        status = Status.NUMERICAL_FAILURE
+        msg += (f"; the bundle met rtol={rtol:g} after {out['nit']} of maxiter={maxiter} "
+                f"iterations but the certificate does not hold (relative duality gap "
+                f"{out['rel_gap']:.1e}, needs <= {GAP_RTOL:g}; output residual "
+                f"{out['output_residual']:.1e}, needs <= {OUTPUT_ATOL:g}): lower rtol (e.g. "
+                f"rtol={rtol / 100:g}) so that the bundle refines its cuts further")
     Z = out["Z"]
     ph = _phi_derivs(Z, activation)[0]
     res = {"stationarity": 0.0, "degeneracy": out["spread"] / P,
            "normalisation": out["normalisation_residual"], "output": out["output_residual"]}
     sol = SigmoidGeneralSolution(
-        converged=ok, status=Status.SUCCESS if ok else Status.MAX_ITERATIONS, message=msg,
+        converged=ok, status=status, message=msg,
         nit=int(out["nit"]), residual=max(res.values()), t=out["t"], P_gamma=out["Pg"],
         a_gamma=out["A"], z_gamma=Z, mean_activations=ph, codes=ph > threshold,
         g_value=float(out["G"]), residuals=res, global_gap=float("nan"),
