@@ -225,4 +225,4 @@ def test_bundle_without_certificate_before_maxiter_says_to_lower_rtol(monkeypatc
     assert not sol.converged
     assert sol.nit < 5000
     assert sol.status == Status.NUMERICAL_FAILURE
-    assert "lower rtol (e.g. rtol=1e-13)" in sol.message, sol.message
+    assert "lower rtol below 1e-15" in sol.message, sol.message

@@ -34,6 +34,8 @@ from ._problem import _range_factor
 __all__: list[str] = []
 
 _MAX_RESTARTS = 5  # bundle restarts after the final global search found a missed maximum
+_TIGHTEN = 100.0  # rtol is divided by this when rtol is met without a certificate ...
+_MAX_TIGHTEN = 2  # ... at most this many times
 _ARCHIVE = 300  # replaced cuts kept for the final lower bound
 _PERTURB = (1e-3, 1e-2, 1e-1)  # relative sizes of the centre perturbations for the lower bound
 _N_PERTURB = 8  # perturbations per size
@@ -204,9 +206,11 @@ class _Oracle:
         return nr.local_maxima(t, np.vstack(starts))
 
 
-def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, certify=None):
-    """Proximal bundle iterations from centre t_c with the cuts ``atoms``; returns (t_c, f_c,
-    atoms, w, nit, converged, the last replaced atoms, certificate). Stops when the predicted
+def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, certify=None,
+                 archive=()):
+    """Proximal bundle iterations from centre t_c with the cuts ``atoms`` (and the replaced
+    cuts ``archive`` of an earlier pass); returns (t_c, f_c, atoms, w, nit, converged, the last
+    replaced atoms, certificate). Stops when the predicted
     decrease is below ``rtol (1 + |f|)`` or, every _CHECK_EVERY iterations once it is below
     _CHECK_DECREASE (1 + |f|), when ``certify(t_c, atoms, w, archive, early=True)`` (a dict
     of :func:`_certificate`) is certified; that certificate is returned (else None). Such a
@@ -217,7 +221,7 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, 
     atoms = U.copy() if atoms is None else np.vstack([atoms, U])
     age = np.zeros(len(atoms))
     w = np.full(len(atoms), 1.0 / len(atoms))
-    archive = collections.deque(maxlen=_ARCHIVE)
+    archive = collections.deque(archive, maxlen=_ARCHIVE)
     for it in range(maxiter):
         Phi = _phi_derivs(atoms @ neuron.B.T, neuron.activation)[0].T
         c = 0.5 * np.sum(atoms * atoms, axis=1)
@@ -373,11 +377,12 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     def certify(t, atoms, w, archive, early=False):
         return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, early)
 
-    t_c, atoms, nit = 2.0 * (Y - Y.mean()), None, 0
-    for _restart in range(_MAX_RESTARTS + 1):
+    t_c, atoms, nit, archive = 2.0 * (Y - Y.mean()), None, 0, []
+    rtol_k, restarts, tightened = rtol, 0, 0
+    while True:
         t_c, f_c, atoms, w, k, done, archive, cert = _bundle_loop(
-            neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol, report,
-            tau=1.0 if nit == 0 else 1e2, certify=certify)
+            neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol_k, report,
+            tau=1.0 if nit == 0 else 1e2, certify=certify, archive=archive)
         nit += k
         if cert is not None:  # certified early
             break
@@ -385,9 +390,20 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         # missed restarts the bundle with it as a cut
         cert = certify(t_c, atoms, w, archive)
         upper = cert["upper"]
-        if (not done or upper - f_c <= rtol * (1.0 + abs(f_c)) or nit >= maxiter
-                or _restart == _MAX_RESTARTS):  # the gap then shows the missed maximum
-            break
+        missed = upper - f_c > rtol_k * (1.0 + abs(f_c))
+        if done and not missed and not _certified(cert) and nit < maxiter \
+                and tightened < _MAX_TIGHTEN:
+            # rtol met, no missed maximum, but the lower bound is not yet tight: refine the
+            # cuts further from the same centre, atoms and archive
+            rtol_k /= _TIGHTEN
+            tightened += 1
+            if report is not None:
+                report(f"no certificate at rtol {rtol_k * _TIGHTEN:g} (relative gap "
+                       f"{_relative_gap(cert):.1e}): bundle continued with rtol {rtol_k:g}")
+            continue
+        if not done or not missed or nit >= maxiter or restarts == _MAX_RESTARTS:
+            break  # the gap then shows a missed maximum
+        restarts += 1
         if report is not None:
             report(f"final search found a higher maximum (f {f_c:.12g} -> {upper:.12g}): "
                    "bundle restarted with it")
@@ -405,10 +421,10 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
            f"{spread:.1e}")
     certified = _certified(cert)
     if not done and not certified:
-        msg += f"; the bundle did not reach rtol={rtol:g} within maxiter={maxiter}: raise maxiter"
+        msg += f"; the bundle did not reach rtol={rtol_k:g} within maxiter={maxiter}: raise maxiter"
     return dict(converged=done, certified=certified, t=t_c, Z=Z, U=U, Pg=Pg, A=ph @ t_c / P,
                 G=Q_all[0] / P, upper=upper, lower=lower, gap=gap,
                 rel_gap=_relative_gap(cert),
                 output_residual=cert["out_res"], normalisation_residual=cert["norm_res"],
                 spread=spread, other=U_all[far] @ neuron.B.T, other_G=Q_all[far] / P, nit=nit,
-                message=msg, B=neuron.B)
+                message=msg, B=neuron.B, rtol=rtol_k)

@@ -245,7 +245,9 @@ def solve_sigmoid_general(
                      at a certificate check (every 100 iterations once the predicted decrease
                      is below 1e-6 (1 + |f|)). The result is converged when the certificate
                      holds: relative duality gap <= 1e-5 and output constraint to 1e-4 (both
-                     reported in ``message``).
+                     reported in ``message``). When rtol is met without a certificate (and
+                     the final search finds no higher maximum), the bundle goes on from where
+                     it stopped with rtol / 100, at most twice, within ``maxiter``.
     t0 : (P, m)      start of the annealing strategy.
     anneal, n_random, seed, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is the
                      deprecated spelling of ``atol``).
@@ -355,11 +357,12 @@ def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
     status = Status.SUCCESS if ok else Status.MAX_ITERATIONS
     if out["converged"] and not ok:  # rtol met before maxiter, but no certificate
         status = Status.NUMERICAL_FAILURE
-        msg += (f"; the bundle met rtol={rtol:g} after {out['nit']} of maxiter={maxiter} "
-                f"iterations but the certificate does not hold (relative duality gap "
-                f"{out['rel_gap']:.1e}, needs <= {GAP_RTOL:g}; output residual "
-                f"{out['output_residual']:.1e}, needs <= {OUTPUT_ATOL:g}): lower rtol (e.g. "
-                f"rtol={rtol / 100:g}) so that the bundle refines its cuts further")
+        msg += (f"; the bundle met rtol={out['rtol']:g} (tightened from rtol={rtol:g} when "
+                f"the certificate failed) after {out['nit']} of maxiter={maxiter} iterations but "
+                f"the certificate does not hold (relative duality gap {out['rel_gap']:.1e}, "
+                f"needs <= {GAP_RTOL:g}; output residual {out['output_residual']:.1e}, needs <= "
+                f"{OUTPUT_ATOL:g}): lower rtol below {out['rtol']:g} so that the bundle refines "
+                "its cuts further, or try another seed")
     Z = out["Z"]
     ph = _phi_derivs(Z, activation)[0]
     res = {"stationarity": 0.0, "degeneracy": out["spread"] / P,
