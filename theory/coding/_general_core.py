@@ -72,10 +72,7 @@ def _ascent_step(hess, grad, newton):
     step = np.empty_like(grad)
     ok = newton.copy()
     if ok.any():
-        try:
-            np.linalg.cholesky(-hess[ok])
-        except np.linalg.LinAlgError:
-            ok[ok] = _negative_definite(hess[ok])
+        ok[ok] = _negative_definite(hess[ok])  # one batched Cholesky when all are definite
     if ok.any():
         step[ok] = np.linalg.solve(-hess[ok], grad[ok][:, :, None])[:, :, 0]
     if not ok.all():

@@ -357,8 +357,10 @@ def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
     status = Status.SUCCESS if ok else Status.MAX_ITERATIONS
     if out["converged"] and not ok:  # rtol met before maxiter, but no certificate
         status = Status.NUMERICAL_FAILURE
-        msg += (f"; the bundle met rtol={out['rtol']:g} (tightened from rtol={rtol:g} when "
-                f"the certificate failed) after {out['nit']} of maxiter={maxiter} iterations but "
+        tightened = (f" (tightened from rtol={rtol:g} when the certificate failed)"
+                     if out["rtol"] != rtol else "")
+        msg += (f"; the bundle met rtol={out['rtol']:g}{tightened} after {out['nit']} of "
+                f"maxiter={maxiter} iterations but "
                 f"the certificate does not hold (relative duality gap {out['rel_gap']:.1e}, "
                 f"needs <= {GAP_RTOL:g}; output residual {out['output_residual']:.1e}, needs <= "
                 f"{OUTPUT_ATOL:g}): lower rtol below {out['rtol']:g} so that the bundle refines "
