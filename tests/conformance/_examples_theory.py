@@ -302,6 +302,30 @@ E["theory.solve_sigmoid_two_layer"] = ex(
     maxiter="pos_int",
     fd_step="pos_float",
 )
+E["theory.solve_sigmoid_middle_layer"] = ex(
+    lambda t: dict(K_prev=0.3 * np.eye(6) + 0.2, K_tilde=0.3 * np.eye(6) + 0.1, labels=_LAB6, quad_nodes=4,
+                   n_starts=4, n_bins=64, seed=0),
+    K_prev="matrix",
+    K_tilde="matrix",
+    labels="labels",
+    sigma_w2="pos_float",
+    activation="choice",
+    n_nodes="pos_int",
+    quad_nodes="pos_int",
+    n_starts="nonneg_int",
+    n_bins="pos_int",
+    seed="seed",
+)
+E["theory.solve_sigmoid_deep"] = ex(
+    lambda t: dict(labels=_LAB6, Y=_toy_targets()[_LAB6], K_start=[0.3 * np.eye(6) + 0.2], maxiter=1),
+    labels="labels",
+    Y="matrix",
+    sigma_w2="pos_float",
+    rtol="pos_float",
+    maxiter="pos_int",
+    fd_step="pos_float",
+    quad_nodes="pos_int",
+)
 E["theory.solve_sigmoid_toy"] = ex(
     lambda t: dict(ratios=RHO, class_targets=_toy_targets(), P=None, T=0.0, n_random=2, seed=0, maxiter=50),
     ratios="ratios",

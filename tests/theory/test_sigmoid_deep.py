@@ -1,6 +1,9 @@
 """Lower layers of deep sigmoid networks: layer 1 under a class-block conjugate kernel (exact
 Hubbard-Stratonovich field integral) against closed forms, tensor quadrature and importance
-sampling; the conjugate kernel below the feature layer."""
+sampling; the conjugate kernel below the feature layer; the self-consistent L = 2 network; the
+middle layers (prior N(0, K_{l-1}) with a class-block kernel: the mode-wise field integral against
+layer 1's exact grid and importance sampling) and the general-L solver (against the L = 2 solver,
+and its map against the chain of the public pieces)."""
 
 import itertools
 import math
@@ -11,8 +14,10 @@ from richlazy.theory import (
     SolverError,
     Status,
     conjugate_kernel,
+    solve_sigmoid_deep,
     solve_sigmoid_first_layer,
     solve_sigmoid_general,
+    solve_sigmoid_middle_layer,
     solve_sigmoid_two_layer,
     toy_class_targets,
 )
@@ -251,3 +256,120 @@ def test_two_layer_map_rejects_trial_kernels_that_are_not_positive_definite():
     x = F.params(_block_start(_LABELS12, 0.2, 0.3, 0.1))  # within-class above the diagonal
     fx, feat, Kt, first = F(x)
     assert np.all(np.isnan(fx)) and feat is None and F.n_evals == 1
+
+
+# ---- middle layers and the general-L network ------------------------------------------------
+
+_B_TILDE = np.array([[1.0, -0.3, -0.2], [-0.3, 1.2, -0.1], [-0.2, -0.1, 0.9]])
+
+
+def test_diagonal_prior_reproduces_the_exact_first_layer_grid_with_two_modes():
+    # no class shift (K_prev = I): the middle layer is layer 1's problem; here the field has two
+    # modes (weights about 0.9 / 0.1), which the partition of unity has to split correctly
+    labels = np.repeat([0, 1, 2], 16)
+    Kt = _class_block(labels, np.full(3, -0.5) + 0.8 * np.diag(_B_TILDE), 0.8 * _B_TILDE)
+    ref = solve_sigmoid_first_layer(Kt, labels, grid_step=0.3, throw=True)
+    s = solve_sigmoid_middle_layer(np.eye(labels.size), Kt, labels, throw=True)
+    assert len(s.modes) == 2 and s.mode_weights.min() > 0.05
+    np.testing.assert_allclose(s.mode_weights.sum(), 1.0, atol=1e-12)
+    np.testing.assert_allclose(s.K, ref.K, atol=2e-4)
+    np.testing.assert_allclose(s.mean_activation, ref.mean_activation, atol=2e-4)
+    np.testing.assert_allclose(s.code_fractions, ref.code_fractions, atol=1e-3)
+    # more nodes per dimension: the grid's answer to a few 1e-6
+    s8 = solve_sigmoid_middle_layer(np.eye(labels.size), Kt, labels, quad_nodes=8, throw=True)
+    np.testing.assert_allclose(s8.K, ref.K, atol=2e-5)
+
+
+def test_class_block_prior_matches_importance_sampling_of_the_full_posterior():
+    # 6-D field (3 shifts, 3 HS fields), 14 inputs: self-normalised importance sampling of
+    # N(z | 0, K_prev) exp(phi^T K~ phi / 2) gives <phi phi^T> and <z z^T>
+    rng = np.random.default_rng(3)
+    labels = np.repeat([0, 1, 2], [6, 4, 4])
+    Kp = _class_block(labels, [0.5, 0.45, 0.48], [[0.3, 0.1, 0.05], [0.1, 0.25, 0.08], [0.05, 0.08, 0.28]])
+    Kt = _class_block(labels, [-0.2, 0.3, 0.1] + 0.4 * np.diag(_B_TILDE), 0.4 * _B_TILDE)
+    s = solve_sigmoid_middle_layer(Kp, Kt, labels, quad_nodes=7, throw=True)
+    assert s.modes.shape[1] == 6
+    Z = rng.standard_normal((600_000, labels.size)) @ np.linalg.cholesky(Kp).T
+    F = _phi(Z)
+    lw = 0.5 * np.einsum("ij,jk,ik->i", F, Kt, F)
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+
+    def est(x):
+        mu = w @ x
+        return mu, np.sqrt(np.sum(w ** 2 * (x - mu) ** 2))
+
+    for i, j in [(0, 0), (0, 1), (0, 7), (6, 7), (8, 13), (10, 11)]:
+        mu, se = est(F[:, i] * F[:, j])
+        assert abs(s.K[i, j] - mu) < 5 * se + s.quad_error, ("K", i, j, s.K[i, j], mu, se)
+        mu, se = est(Z[:, i] * Z[:, j])
+        tol = 5 * se + s.quad_error * np.abs(s.Czz).max()
+        assert abs(s.Czz[i, j] - mu) < tol, ("Czz", i, j, s.Czz[i, j], mu, se)
+    keys = sum((F[:, labels == c].mean(1) > 0.5).astype(int) << c for c in range(3))
+    for k in range(8):
+        mu, se = est((keys == k).astype(float))
+        tol = 5 * se + s.code_quad_error + 2e-3
+        assert abs(s.code_fractions[k] - mu) < tol, (k, s.code_fractions[k], mu, se)
+    # (S3): the conjugate kernel of the layer below from <z z^T>
+    Kinv = np.linalg.inv(Kp)
+    np.testing.assert_allclose(s.K_tilde_below, Kinv @ (s.Czz - Kp) @ Kinv, atol=1e-10)
+
+
+def test_indefinite_tilt_block_is_a_status_and_bad_input_names_the_argument():
+    labels = np.repeat([0, 1, 2], 4)
+    Kt = _class_block(labels, [0.1, 0.1, 0.1], -0.2 * np.eye(3))
+    s = solve_sigmoid_middle_layer(np.eye(12), Kt, labels)
+    assert not s.converged and s.status == Status.BAD_PROBLEM and "negative eigenvalue" in s.message
+    good = _class_block(labels, [0.2] * 3, 0.1 * np.eye(3))
+    with pytest.raises(ValueError, match="K_prev must have per-class diagonals above"):
+        solve_sigmoid_middle_layer(_class_block(labels, [0.2] * 3, np.full((3, 3), 0.3)), good, labels)
+    with pytest.raises(ValueError, match="K_tilde must be"):
+        solve_sigmoid_middle_layer(np.eye(12), good[:5, :5], labels)
+    with pytest.raises(ValueError, match="quad_nodes"):
+        solve_sigmoid_middle_layer(np.eye(12), good, labels, quad_nodes=2)
+    with pytest.raises(ValueError, match="at most 3 classes"):
+        solve_sigmoid_middle_layer(np.eye(12), good, np.repeat([0, 1, 2, 3], 3))
+
+
+def test_deep_solver_at_two_layers_is_the_two_layer_solver():
+    labels = np.repeat([0, 1, 2], [6, 3, 3])
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[labels]
+    K1 = _class_block(labels, [0.40] * 3, np.full((3, 3), 0.23) + 0.10 * np.eye(3))
+    a = solve_sigmoid_two_layer(labels, Y, K1_start=K1, throw=True)
+    # the same fixed point, reached in other coordinates (log within-class variances)
+    b = solve_sigmoid_deep(labels, Y, K_start=[K1], rtol=1e-7, throw=True)
+    assert b.L == 2 and b.middle_layers == ()
+    np.testing.assert_allclose(b.kernels[0], a.K1, atol=1e-6)
+    np.testing.assert_allclose(b.first_layer.code_fractions, a.first_layer.code_fractions, atol=1e-6)
+    np.testing.assert_allclose(b.feature.P_gamma, a.feature.P_gamma, atol=1e-6)
+    with pytest.raises(TypeError, match="K_start must be a sequence"):
+        solve_sigmoid_deep(labels, Y, K_start=K1)
+    with pytest.raises(ValueError, match=r"K_start\[1\] must be a \(P, P\)"):
+        solve_sigmoid_deep(labels, Y, K_start=[K1, np.eye(3)])
+
+
+def test_three_layer_map_is_the_chain_of_the_public_pieces():
+    # one pass of the L = 3 map: feature layer on K_2, its K~_2, the middle layer (prior K_1, tilt
+    # K~_2) giving K_2' and K~_1, layer 1 under K~_1 giving K_1'; the light evaluation used inside
+    # Newton (one quadrature rule) agrees with the full one
+    from richlazy.theory.coding._deep_multi_layer import _DeepMap
+
+    labels = np.repeat([0, 1, 2], [6, 3, 3])
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=-0.5)[labels]
+    K1 = _class_block(labels, [0.38, 0.36, 0.36], np.full((3, 3), 0.22) + 0.085 * np.eye(3))
+    K2 = _class_block(labels, [0.41, 0.43, 0.43], np.full((3, 3), 0.22) + 0.18 * np.eye(3))
+    F = _DeepMap(labels, Y, 3, 1.0, 0, 6)
+    x = F.params([K1, K2])
+    np.testing.assert_allclose(F.kernels(x)[1], K2, atol=1e-14)
+    fx_full, feat, mids, first, kts, why = F(x, full=True)
+    fx_light = F(x)[0]
+    assert why == "" and len(mids) == 1 and mids[0].converged
+    np.testing.assert_allclose(fx_light, fx_full, atol=1e-12)
+    f_ref = solve_sigmoid_general(K2, Y, seed=0, throw=True)
+    m_ref = solve_sigmoid_middle_layer(K1, conjugate_kernel(f_ref), labels, seed=0, throw=True)
+    l_ref = solve_sigmoid_first_layer(m_ref.K_tilde_below, labels, throw=True)
+    K1n, K2n = F.kernels(fx_full)
+    np.testing.assert_allclose(K2n, m_ref.K, atol=1e-12)
+    np.testing.assert_allclose(K1n, l_ref.K, atol=1e-12)
+    np.testing.assert_allclose(kts[0], m_ref.K_tilde_below, atol=1e-12)
+    np.testing.assert_allclose(first.code_fractions, l_ref.code_fractions, atol=1e-12)

@@ -4,8 +4,9 @@ layer, predictor), the GP/lazy baseline, sigmoid and ReLU codes on the toy task 
 Layout: ``_problem`` (shared input checks), ``_toy_core`` (the single-neuron core shared by all
 code solvers), ``_linear``, ``_gp``, ``_sigmoid_toy`` (+ ``_sigmoid_finite_p``),
 ``_sigmoid_general`` (+ ``_general_core``), ``_deep`` (lower layers of deep sigmoid networks: the
-conjugate kernel below the feature layer, layer 1 on orthonormal inputs; ``_deep_two_layer``:
-the self-consistent L = 2 network), ``_sweeps``,
+conjugate kernel below the feature layer, layer 1 on orthonormal inputs; ``_deep_middle``: the
+layers between, whose prior kernel is class-block; ``_deep_two_layer``: the self-consistent
+L = 2 network; ``_deep_multi_layer``: any L; ``_deep_fixed_point``: their shared Newton loop), ``_sweeps``,
 ``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_outliers`` (+
 ``_relu_certificate``, its dual certificate), and ``_protocol`` (the common ``predict`` /
 ``test_kernel`` / ``generalization_error`` signatures of the predicting solutions).
@@ -18,6 +19,14 @@ from ._deep import (
     SigmoidFirstLayerSolution,
     conjugate_kernel,
     solve_sigmoid_first_layer,
+)
+from ._deep_middle import (
+    SigmoidMiddleLayerSolution,
+    solve_sigmoid_middle_layer,
+)
+from ._deep_multi_layer import (
+    SigmoidDeepSolution,
+    solve_sigmoid_deep,
 )
 from ._deep_two_layer import (
     SigmoidTwoLayerSolution,
@@ -74,6 +83,10 @@ __all__ = [
     "SigmoidFirstLayerSolution",
     "conjugate_kernel",
     "solve_sigmoid_first_layer",
+    "SigmoidMiddleLayerSolution",
+    "solve_sigmoid_middle_layer",
+    "SigmoidDeepSolution",
+    "solve_sigmoid_deep",
     "SigmoidTwoLayerSolution",
     "solve_sigmoid_two_layer",
     "GPPosterior",

@@ -206,24 +206,9 @@ def solve_sigmoid_first_layer(
     if not np.allclose(Kt, Kt.T, rtol=1e-8, atol=1e-10 * scale):
         raise ValueError("K_tilde must be symmetric (a conjugate kernel)")
     Kt = 0.5 * (Kt + Kt.T)
-    lab = _check_labels(labels, P)
-    if lab.shape != (P,):
-        raise ValueError(f"labels must have one entry per row of K_tilde ({P}), got shape {lab.shape}")
-    n = np.bincount(lab)
-    C = n.size
-    if C > _MAX_CLASSES:
-        raise ValueError(f"labels must hold at most {_MAX_CLASSES} classes (the field grid has "
-                         f"C dimensions), got {C}")
-    if np.any(n < 2):
-        raise ValueError(f"labels must give every class 0..{C - 1} at least 2 inputs, got class "
-                         f"sizes {n.tolist()}")
-    sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
-    if activation not in _RANGE:
-        raise ValueError(f"activation must be one of {sorted(_RANGE)}, got {activation!r}")
-    lo, hi = _RANGE[activation]
-    threshold = 0.5 * (lo + hi) if threshold is None else check_real("threshold", threshold)
-    if not lo < threshold < hi:
-        raise ValueError(f"threshold must lie inside the range ({lo}, {hi}) of {activation}, got {threshold}")
+    lab, n, C, sigma_w2, lo, hi, threshold = _check_layer_args(
+        labels, P, "K_tilde", sigma_w2, activation, threshold, _MAX_CLASSES,
+        "the field grid has C dimensions")
     n_nodes = check_int("n_nodes", n_nodes, minimum=20)
     n_bins = check_int("n_bins", n_bins, minimum=32)
     grid_step = check_pos_float("grid_step", grid_step)
@@ -272,6 +257,30 @@ def solve_sigmoid_first_layer(
         code_fractions=codes, field_rank=int(Lf.shape[1]), edge_log_weight=float(edge), **common)
     raise_if_failed(res, throw)
     return res
+
+
+def _check_layer_args(labels, P, kernel_name, sigma_w2, activation, threshold, max_classes, why):
+    """Checks shared by the layer solvers: labels (one per row of the kernel, at most
+    ``max_classes`` classes of at least 2 inputs), sigma_w2, the activation and the code
+    threshold. Returns (labels, class sizes, C, sigma_w2, range low, range high, threshold)."""
+    lab = _check_labels(labels, P)
+    if lab.shape != (P,):
+        raise ValueError(f"labels must have one entry per row of {kernel_name} ({P}), got shape {lab.shape}")
+    n = np.bincount(lab)
+    C = n.size
+    if C > max_classes:
+        raise ValueError(f"labels must hold at most {max_classes} classes ({why}), got {C}")
+    if np.any(n < 2):
+        raise ValueError(f"labels must give every class 0..{C - 1} at least 2 inputs, got class "
+                         f"sizes {n.tolist()}")
+    sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
+    if activation not in _RANGE:
+        raise ValueError(f"activation must be one of {sorted(_RANGE)}, got {activation!r}")
+    lo, hi = _RANGE[activation]
+    threshold = 0.5 * (lo + hi) if threshold is None else check_real("threshold", threshold)
+    if not lo < threshold < hi:
+        raise ValueError(f"threshold must lie inside the range ({lo}, {hi}) of {activation}, got {threshold}")
+    return lab, n, C, sigma_w2, lo, hi, float(threshold)
 
 
 def _class_blocks(K, lab, C):

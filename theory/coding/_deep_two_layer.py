@@ -29,9 +29,9 @@ import numpy as np
 
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_matrix, check_int, check_pos_float
+from ..checks import as_float_matrix
 from ._deep import SigmoidFirstLayerSolution, _class_blocks, conjugate_kernel, solve_sigmoid_first_layer
-from ._problem import _check_labels
+from ._deep_fixed_point import _check_newton_options, _check_problem, _newton_fixed_point, _positive_definite
 from ._sigmoid_general import SigmoidGeneralSolution, solve_sigmoid_general
 
 __all__ = ["SigmoidTwoLayerSolution", "solve_sigmoid_two_layer"]
@@ -163,21 +163,12 @@ def solve_sigmoid_two_layer(
     throw : bool
         Raise :class:`SolverError` instead of returning a non-converged result.
     """
-    Y = as_float_matrix("Y", Y, allow_1d=True)
+    Y, lab = _check_problem(labels, Y)
     P = Y.shape[0]
-    lab = _check_labels(labels, P)
-    if lab.shape != (P,):
-        raise ValueError(f"labels must have one entry per row of Y ({P}), got shape {lab.shape}")
     K0 = as_float_matrix("K1_start", K1_start)
     if K0.shape != (P, P):
         raise ValueError(f"K1_start must be a (P, P) = ({P}, {P}) kernel, got shape {K0.shape}")
-    sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
-    rtol = check_pos_float("rtol", rtol)
-    fd_step = check_pos_float("fd_step", fd_step)
-    maxiter = check_int("maxiter", maxiter, minimum=1)
-    if not isinstance(seed, int | np.integer) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int (the same search at every evaluation of the map), "
-                        f"got {type(seed).__name__}")
+    sigma_w2, rtol, fd_step, maxiter, seed = _check_newton_options(sigma_w2, rtol, fd_step, maxiter, seed)
     # validates labels (class sizes, number of classes) before any feature solve
     solve_sigmoid_first_layer(np.zeros((P, P)), lab, sigma_w2=sigma_w2)
     report = as_progress(progress, "solve_sigmoid_two_layer")
@@ -187,45 +178,10 @@ def solve_sigmoid_two_layer(
         raise ValueError("K1_start must be positive definite after its projection onto the class-block "
                          "form (diagonal per class, off-diagonal per pair of classes), got class-block "
                          f"values {np.round(x, 4).tolist()}")
-    fx, feat, Kt, first = F(x)
-    r = fx - x
-    hist = [float(np.max(np.abs(r)))]
-    J, fresh, gain, status, why = None, False, float("nan"), None, ""
-    for it in range(maxiter + 1):
-        if not np.all(np.isfinite(r)):
-            status, why = Status.NUMERICAL_FAILURE, _failure(feat, first)
-            break
-        if hist[-1] <= rtol * max(float(np.max(np.abs(x))), 1e-300):
-            status = Status.SUCCESS
-            break
-        if it == maxiter:
-            status, why = Status.MAX_ITERATIONS, "raise maxiter or start closer (K1_start)"
-            break
-        if J is None:
-            J, fresh = _fd_jacobian(F, x, r, fd_step), True
-            gain = float(np.linalg.svd(J + np.eye(x.size), compute_uv=False)[0])
-        dx = np.linalg.lstsq(J, -r, rcond=None)[0]
-        lam, accepted = 1.0, False
-        while lam >= 1.0 / 64:
-            fx2, feat2, Kt2, first2 = F(x + lam * dx)
-            r2 = fx2 - (x + lam * dx)
-            if np.all(np.isfinite(r2)) and np.max(np.abs(r2)) < hist[-1]:
-                accepted = True
-                break
-            lam /= 2
-        if not accepted:
-            if fresh:
-                status, why = Status.NUMERICAL_FAILURE, ("no descent along the Newton direction of a "
-                                                         "fresh Jacobian; try another K1_start or fd_step")
-                break
-            J = None  # the Broyden model went stale: refresh it by finite differences
-            continue
-        s, y = lam * dx, r2 - r
-        J, fresh = J + np.outer(y - J @ s, s) / (s @ s), False  # Broyden's good update
-        x, r, feat, Kt, first = x + s, r2, feat2, Kt2, first2
-        hist.append(float(np.max(np.abs(r))))
-        report(f"iteration {it + 1}: max|F(K1) - K1| = {hist[-1]:.2e} (step {lam:g}, {F.n_evals} "
-               f"evaluations of the map)")
+    run = _newton_fixed_point(F, x, rtol=rtol, maxiter=maxiter, fd_step=fd_step, report=report,
+                              start_name="K1_start", failure=lambda extra: _failure(extra[0], extra[2]))
+    x, hist, gain, status, why = run.x, run.history, run.gain, run.status, run.why
+    feat, Kt, first = run.extra
     ok = status == Status.SUCCESS
     if ok:
         msg = (f"fixed point of the L = 2 map after {len(hist) - 1} Newton steps ({F.n_evals} evaluations, "
@@ -241,24 +197,6 @@ def solve_sigmoid_two_layer(
     report(msg, force=True)
     raise_if_failed(res, throw)
     return res
-
-
-def _fd_jacobian(F, x, r, h):
-    """Forward-difference Jacobian of r(x) = F(x) - x."""
-    J = np.empty((x.size, x.size))
-    for k in range(x.size):
-        e = np.zeros_like(x)
-        e[k] = h
-        J[:, k] = (F(x + e)[0] - (x + e) - r) / h
-    return J
-
-
-def _positive_definite(K):
-    try:
-        np.linalg.cholesky(K)
-    except np.linalg.LinAlgError:
-        return False
-    return True
 
 
 def _failure(feat, first):

@@ -88,6 +88,8 @@ def _run(ctx, cfg):
             out[f"layer{l}"] = class_means(phi.transpose(1, 2), labels, 3).transpose(1, 2).float()
             if l == cfg["L"] - 1:  # kernel of the layer below the feature layer, (E, P, P)
                 out["K_below"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
+            elif l < cfg["L"] - 1:  # kernels of the layers further down (L > 2)
+                out[f"K{l}"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
         return out
 
     _, run = sample_posterior(

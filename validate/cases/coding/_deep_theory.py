@@ -5,9 +5,14 @@
   class blocks of K_1, layer 1's code fractions, and the feature layer's code fractions and
   readouts at the fixed point. Newton starts from the sampled posterior-mean K_1; the start only
   selects the fixed point (the map has several), the values compared are the theory's.
-* L > 2, or when the fixed point is not found: the feature layer given the sampled kernel of the
-  layer below (the L = 1 problem with input kernel K_{L-1}, fluctuation-free; a conditional
-  test), as the message in the notes says.
+* L > 2 (Fig. 3): the self-consistent deep theory (:func:`richlazy.theory.solve_sigmoid_deep`;
+  the middle layers by the mode-wise field integral of
+  :func:`richlazy.theory.solve_sigmoid_middle_layer`): the class blocks of K_1 ... K_{L-1}, the
+  code fractions of every layer below the feature layer, and the feature layer's codes and
+  readouts. Newton starts from the sampled posterior-mean kernels.
+* When the fixed point is not found: the feature layer given the sampled kernel of the layer
+  below (the L = 1 problem with input kernel K_{L-1}, fluctuation-free; a conditional test), as
+  the message in the notes says.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from richlazy.theory import solve_sigmoid_general, solve_sigmoid_two_layer
+from richlazy.theory import solve_sigmoid_deep, solve_sigmoid_general, solve_sigmoid_two_layer
 
 from ...codes import class_mean_activations, code_label, neuron_codes
 from ...core._compare import compare
@@ -62,14 +67,26 @@ def theory_quantities(ctx, task, run, N, L):
         if sc.converged:
             tag = "(self-consistent L = 2 theory)"
             qs = _feature_layer(sc.feature, keys_top, run, labels, N, tag, "at the fixed point")
-            qs += _first_layer(sc, K_below, run, labels, N, tag)
+            qs += _lower_layer(1, sc.K1, sc.first_layer.code_fractions, K_below, run, labels, N, tag, L)
             notes.append(_feature_note(sc.feature, labels, "at the fixed point") + " " + _first_note(sc))
             return qs, notes
-        notes.append("Falling back to the feature layer given the sampled K_1.")
     else:
-        notes.append("No self-consistent theory for L > 2 here: layer 1 then sits below layer 2, whose "
-                     "prior N(0, K_1) couples the inputs of a class; the feature layer is compared given "
-                     f"the sampled K_{L - 1}.")
+        K_sampled = [run.samples[f"K{l}"].double().numpy() for l in range(1, L - 1)] + [K_below]
+        sc = solve_sigmoid_deep(labels, Y, K_start=[K.mean(axis=(0, 1)) for K in K_sampled],
+                                seed=ctx.child_seed(2))
+        notes.append(f"Self-consistent L = {L} theory (solve_sigmoid_deep, Newton from the sampled kernels): "
+                     f"{sc.message}; first step's residual {sc.history[0]:.3f}.")
+        if sc.converged:
+            tag = f"(self-consistent L = {L} theory)"
+            qs = _feature_layer(sc.feature, keys_top, run, labels, N, tag, "at the fixed point")
+            layers = [sc.first_layer, *sc.middle_layers]
+            for l in range(1, L):
+                qs += _lower_layer(l, sc.kernels[l - 1], layers[l - 1].code_fractions, K_sampled[l - 1],
+                                   run, labels, N, tag, L)
+            notes.append(_feature_note(sc.feature, labels, "at the fixed point") + " " + "; ".join(
+                f"layer {l}: {lay.message}" for l, lay in enumerate(layers, start=1)) + ".")
+            return qs, notes
+    notes.append(f"Falling back to the feature layer given the sampled K_{L - 1}.")
     sol = solve_sigmoid_general(K_below.mean(axis=(0, 1)), Y, seed=ctx.child_seed(2))
     tag = f"(given K_{L - 1})"
     qs = _feature_layer(sol, keys_top, run, labels, N, tag, f"given the sampled K_{L - 1}")
@@ -141,27 +158,29 @@ def _block_values(K, labels, m):
     return out
 
 
-def _first_layer(sc, K_below, run, labels, N, tag):
-    """Class blocks of K_1 and layer-1 code fractions vs the self-consistent solution."""
+def _lower_layer(l, K_theory, code_fractions, K_sampled, run, labels, N, tag, L):
+    """Class blocks of K_l and layer-l code fractions vs the self-consistent solution."""
     m = int(labels.max()) + 1
-    sampled = _block_values(K_below, labels, m)
-    predicted = _block_values(sc.K1, labels, m)
-    k_note = ("theory: K_1 at the fixed point of the L = 2 map (feature layer fluctuation-free with "
-              f"Laplace covariances in K~_1, layer 1 by the exact field integral); {_REL_TOL}")
+    sampled = _block_values(K_sampled, labels, m)
+    predicted = _block_values(K_theory, labels, m)
+    how = ("layer 1 by the exact field integral" if l == 1 else
+           f"layer {l} by the mode-wise field integral over class shifts and fields")
+    k_note = (f"theory: K_{l} at the fixed point of the L = {L} map (feature layer fluctuation-free with "
+              f"Laplace covariances in K~_{L - 1}, {how}); {_REL_TOL}")
     qs = []
     for name, series in sampled.items():
         chain = series.mean(0)
         se = max(float(mean_se(chain)[1]), 1e-12)
         th = float(predicted[name])
-        qs.append(compare(f"layer 1: K_1 {name} {tag}", th, float(chain.mean()), stderr=se, kind="rel",
+        qs.append(compare(f"layer {l}: K_{l} {name} {tag}", th, float(chain.mean()), stderr=se, kind="rel",
                           tol=0.2 + 3.0 / N + 4 * se / max(abs(th), 1e-12), mixing=series, note=k_note))
-    keys = layer_code_keys(run.samples["layer1"].double().numpy())  # (S, E, N)
-    f_note = ("theory: layer-1 code fractions at the fixed point (a neuron's class means of phi over the "
+    keys = layer_code_keys(run.samples[f"layer{l}"].double().numpy())  # (S, E, N)
+    f_note = (f"theory: layer-{l} code fractions at the fixed point (a neuron's class means of phi over the "
               f"n_c inputs of each class, thresholded at 1/2); {_FRAC_TOL}")
     for k in range(1 << m):
         lab = code_label([(k >> j) & 1 for j in range(m)])
-        qs.append(_fraction(f"layer 1: fraction in code {lab} {tag}", sc.first_layer.code_fractions[k],
-                            keys, k, N, f_note))
+        qs.append(_fraction(f"layer {l}: fraction in code {lab} {tag}", code_fractions[k], keys, k, N,
+                            f_note))
     return qs
 
 
