@@ -39,6 +39,12 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
     monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
                         dict(L=L, N=12, P=12, N0=16, y_minus=0.5, T=0.01, dt=0.02, n_chains=2,
                              n_steps=200, burn_in=40, thin=8))
+    if L > 2:  # one cheap Newton step of the L-layer theory (3 field nodes per dimension)
+        from richlazy.validate.cases.coding import _deep_theory
+
+        real = _deep_theory.solve_sigmoid_deep
+        monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep",
+                            lambda *a, **k: real(*a, **dict(k, maxiter=1, quad_nodes=3)))
     out = tmp_path / "rep"
     main(["validate", "--only", "coding/deep-sigmoid", "--out", str(out), "--device", "cpu",
           "--quiet", "--seed", "1"])
@@ -51,9 +57,10 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
         assert -1.0 <= q["simulation"] <= 1.0 and q["stderr"] > 0
     assert case["quantities"][0]["theory"] == 1.0 and case["quantities"][1]["theory"] == 0.0
     # the feature layer given the sampled kernel below: fractions of the theory's codes sum to <= 1
-    sc = [q for q in case["quantities"] if "(self-consistent L = 2 theory)" in q["name"]]
+    sc = [q for q in case["quantities"] if f"(self-consistent L = {L} theory)" in q["name"]]
     given = [q for q in case["quantities"] if f"(given K_{L - 1})" in q["name"]]
-    assert len(given) + len(sc) == len(case["quantities"]) - 2
+    cond = [q for q in case["quantities"] if "(given the sampled K~_1)" in q["name"]]
+    assert len(given) + len(sc) + len(cond) == len(case["quantities"]) - 2
     if sc:  # L = 2 with a fixed point: feature layer + 9 class blocks of K_1 + 2^3 layer-1 code fractions
         assert L == 2 and not given and "fixed point of the L = 2 map" in case["notes"]
         first = [q for q in sc if q["name"].startswith("layer 1:")]
@@ -62,10 +69,17 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
         assert sum(q["theory"] for q in codes) == pytest.approx(1.0, abs=1e-8)
         assert sum(q["simulation"] for q in codes) == pytest.approx(1.0, abs=1e-6)
         assert all(0.0 < q["theory"] < 1.0 for q in first if "K_1" in q["name"])
-    else:  # L > 2, or no fixed point found: the feature layer given the sampled kernel below
+    else:  # no fixed point found: the feature layer given the sampled kernel below
         assert given and "Feature layer given the sampled" in case["notes"]
-        why = "No self-consistent theory for L > 2" if L > 2 else "Falling back"
-        assert why in case["notes"]
+        assert "Falling back" in case["notes"]
+        assert f"Self-consistent L = {L} theory" in case["notes"]
+        if L > 2:  # and layer 1 given the sampled conjugate kernel (S3) with sampled moments
+            assert "Layer 1 given the sampled K~_1" in case["notes"]
+            assert len(cond) in (0, 9 + 8)
+            codes = [q for q in cond if "fraction in code" in q["name"]]
+            assert not codes or sum(q["theory"] for q in codes) == pytest.approx(1.0, abs=1e-8)
+        else:
+            assert not cond
     feature = [q for q in sc + given if q["name"].startswith("feature layer:")]
     fracs = [q for q in feature if "fraction in code" in q["name"]]
     assert fracs and sum(q["theory"] for q in fracs) == pytest.approx(1.0)

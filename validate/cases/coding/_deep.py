@@ -90,6 +90,8 @@ def _run(ctx, cfg):
                 out["K_below"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
             elif l < cfg["L"] - 1:  # kernels of the layers further down (L > 2)
                 out[f"K{l}"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
+            if l == 2 and cfg["L"] > 2:  # <z^2 z^2T>: the sampled conjugate kernel of layer 1
+                out["C2"] = (z.transpose(1, 2) @ z / z.shape[1]).float()
         return out
 
     _, run = sample_posterior(

@@ -12,7 +12,9 @@
   readouts. Newton starts from the sampled posterior-mean kernels.
 * When the fixed point is not found: the feature layer given the sampled kernel of the layer
   below (the L = 1 problem with input kernel K_{L-1}, fluctuation-free; a conditional test), as
-  the message in the notes says.
+  the message in the notes says; for L > 2 also layer 1 given the sampled conjugate kernel
+  K~_1 = K_1^-1 (<z^2 z^2T> - K_1) K_1^-1 ((S3) with sampled moments; a conditional test of the
+  exact layer-1 integral).
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from richlazy.theory import solve_sigmoid_deep, solve_sigmoid_general, solve_sigmoid_two_layer
+from richlazy.theory import (
+    solve_sigmoid_deep,
+    solve_sigmoid_first_layer,
+    solve_sigmoid_general,
+    solve_sigmoid_two_layer,
+)
 
 from ...codes import class_mean_activations, code_label, neuron_codes
 from ...core._compare import compare
@@ -91,6 +98,18 @@ def theory_quantities(ctx, task, run, N, L):
     tag = f"(given K_{L - 1})"
     qs = _feature_layer(sol, keys_top, run, labels, N, tag, f"given the sampled K_{L - 1}")
     notes.append(_feature_note(sol, labels, f"given the sampled K_{L - 1}"))
+    if "C2" in run.samples:  # L > 2: layer 1 given the sampled conjugate kernel K~_1 (S3)
+        K1 = run.samples["K1"].double().numpy().mean(axis=(0, 1))
+        C2 = run.samples["C2"].double().numpy().mean(axis=(0, 1))
+        K1inv = np.linalg.inv(K1)
+        Kt1 = K1inv @ (C2 - K1) @ K1inv
+        first = solve_sigmoid_first_layer(0.5 * (Kt1 + Kt1.T), labels)
+        notes.append(f"Layer 1 given the sampled K~_1 = K_1^-1 (<z^2 z^2T> - K_1) K_1^-1 (a conditional test "
+                     f"of the exact layer-1 field integral): {first.message}.")
+        if first.converged:
+            qs += _lower_layer(1, first.K, first.code_fractions, run.samples["K1"].double().numpy(), run,
+                               labels, N, "(given the sampled K~_1)", L,
+                               where="given the sampled K~_1 (exact layer-1 field integral)")
     return qs, notes
 
 
@@ -158,15 +177,18 @@ def _block_values(K, labels, m):
     return out
 
 
-def _lower_layer(l, K_theory, code_fractions, K_sampled, run, labels, N, tag, L):
-    """Class blocks of K_l and layer-l code fractions vs the self-consistent solution."""
+def _lower_layer(l, K_theory, code_fractions, K_sampled, run, labels, N, tag, L, where=None):
+    """Class blocks of K_l and layer-l code fractions vs a theory (by default the self-consistent
+    solution; ``where`` says otherwise)."""
     m = int(labels.max()) + 1
     sampled = _block_values(K_sampled, labels, m)
     predicted = _block_values(K_theory, labels, m)
     how = ("layer 1 by the exact field integral" if l == 1 else
            f"layer {l} by the mode-wise field integral over class shifts and fields")
-    k_note = (f"theory: K_{l} at the fixed point of the L = {L} map (feature layer fluctuation-free with "
-              f"Laplace covariances in K~_{L - 1}, {how}); {_REL_TOL}")
+    if where is None:
+        where = (f"at the fixed point of the L = {L} map (feature layer fluctuation-free with Laplace "
+                 f"covariances in K~_{L - 1}, {how})")
+    k_note = f"theory: K_{l} {where}; {_REL_TOL}"
     qs = []
     for name, series in sampled.items():
         chain = series.mean(0)
@@ -175,8 +197,8 @@ def _lower_layer(l, K_theory, code_fractions, K_sampled, run, labels, N, tag, L)
         qs.append(compare(f"layer {l}: K_{l} {name} {tag}", th, float(chain.mean()), stderr=se, kind="rel",
                           tol=0.2 + 3.0 / N + 4 * se / max(abs(th), 1e-12), mixing=series, note=k_note))
     keys = layer_code_keys(run.samples[f"layer{l}"].double().numpy())  # (S, E, N)
-    f_note = (f"theory: layer-{l} code fractions at the fixed point (a neuron's class means of phi over the "
-              f"n_c inputs of each class, thresholded at 1/2); {_FRAC_TOL}")
+    f_note = (f"theory: layer-{l} code fractions {where} (a neuron's class means of phi over the n_c "
+              f"inputs of each class, thresholded at 1/2); {_FRAC_TOL}")
     for k in range(1 << m):
         lab = code_label([(k >> j) & 1 for j in range(m)])
         qs.append(_fraction(f"layer {l}: fraction in code {lab} {tag}", code_fractions[k], keys, k, N,
