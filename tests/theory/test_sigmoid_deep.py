@@ -373,3 +373,27 @@ def test_three_layer_map_is_the_chain_of_the_public_pieces():
     np.testing.assert_allclose(K1n, l_ref.K, atol=1e-12)
     np.testing.assert_allclose(kts[0], m_ref.K_tilde_below, atol=1e-12)
     np.testing.assert_allclose(first.code_fractions, l_ref.code_fractions, atol=1e-12)
+
+
+def test_shared_newton_loop_solves_a_stiff_map_and_reports_a_map_without_fixed_point():
+    from richlazy.theory.coding._deep_fixed_point import _newton_fixed_point
+
+    class Map:  # F(x) = x - r(x) with a stiff, nonlinear residual whose root is (1, 1)
+        def __init__(self, r):
+            self.r, self.n_evals = r, 0
+
+        def __call__(self, x):
+            self.n_evals += 1
+            return x + self.r(x), "ok"
+
+    stiff = Map(lambda x: np.array([x[0] - 1.0, 300.0 * (x[1] - x[0] ** 2)]))
+    run = _newton_fixed_point(stiff, np.array([-1.2, 1.0]), rtol=1e-10, maxiter=40, fd_step=1e-7,
+                              report=lambda *a, **k: None, start_name="x0", failure=lambda e: e[0])
+    assert run.status == Status.SUCCESS and run.gain > 100
+    np.testing.assert_allclose(run.x, [1.0, 1.0], atol=1e-9)
+    # |x - 3| + 1 > 0 has no root: a fresh Newton direction and every damped step fail
+    none = Map(lambda x: np.abs(x - 3.0) + 1.0)
+    run = _newton_fixed_point(none, np.array([0.0]), rtol=1e-10, maxiter=10, fd_step=1e-6,
+                              report=lambda *a, **k: None, start_name="x0", failure=lambda e: e[0])
+    assert run.status == Status.NUMERICAL_FAILURE
+    assert "Levenberg-Marquardt" in run.why and "try another x0" in run.why

@@ -128,3 +128,28 @@ def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
                  "--quiet"]) == 1
     (case,) = json.loads((out / "report.json").read_text())["cases"]
     assert case["verdict"] == "error" and "'L'] must be an int >= 2" in case["error"]
+
+
+def test_deep_sigmoid_3_is_a_quick_case_at_three_layers(tmp_path, monkeypatch):
+    from richlazy.validate.cases.coding import _deep_theory
+    from richlazy.validate.core._registry import all_cases
+
+    spec = all_cases()["coding/deep-sigmoid-3"]
+    assert spec.suites == ("quick",) and _deep.DEEP_SIGMOID_3_SIZES["quick"]["L"] == 3
+    # a tiny run through the same case code: the L-layer theory receives the case's quad_nodes
+    seen = {}
+    real = _deep_theory.solve_sigmoid_deep
+
+    def spy(*a, **k):
+        seen.update(k)
+        return real(*a, **dict(k, maxiter=1, quad_nodes=3))
+
+    monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep", spy)
+    monkeypatch.setitem(_deep.DEEP_SIGMOID_3_SIZES, "quick",
+                        dict(L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.02, n_chains=2,
+                             n_steps=200, burn_in=40, thin=8, quad_nodes=4))
+    out = tmp_path / "rep"
+    main(["validate", "--only", "coding/deep-sigmoid-3", "--out", str(out), "--device", "cpu", "--quiet"])
+    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    assert case["error"] is None and seen["quad_nodes"] == 4 and len(seen["K_start"]) == 2
+    assert "Self-consistent L = 3 theory" in case["notes"]

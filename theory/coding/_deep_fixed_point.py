@@ -5,7 +5,8 @@ The unknowns are the class-block parameters of the hidden-layer kernels; ``F(x)`
 of the mean-field map (feature layer, conjugate kernels, lower layers). The map has a large
 gain, so plain iteration does not converge; Newton with a forward-difference Jacobian, Broyden
 updates between refreshes and backtracking on the max-abs residual does, from a start in the
-basin.
+basin. Where a fresh Newton direction gives no descent, damped (Levenberg-Marquardt) steps are
+tried before giving up.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from ..checks import as_float_matrix, check_int, check_pos_float
 from ._problem import _check_labels
 
 __all__: list[str] = []
+
+#: damping factors mu of the Levenberg-Marquardt steps tried when a fresh Newton direction gives
+#: no descent: dx = -(J^T J + mu diag(J^T J))^-1 J^T r
+_LM_DAMPING = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 
 
 @dataclass
@@ -70,10 +75,21 @@ def _newton_fixed_point(F, x, *, rtol, maxiter, fd_step, report, start_name, fai
                 accepted = True
                 break
             lam /= 2
+        if not accepted and fresh:  # Levenberg-Marquardt steps, shorter and turned to the gradient
+            A, g = J.T @ J, J.T @ r
+            for mu in _LM_DAMPING:
+                lam = 1.0
+                dx = np.linalg.solve(A + mu * np.diag(np.diag(A) + 1e-300), -g)
+                fx2, *extra2 = F(x + dx)
+                r2 = fx2 - (x + dx)
+                if np.all(np.isfinite(r2)) and np.max(np.abs(r2)) < hist[-1]:
+                    accepted = True
+                    break
         if not accepted:
             if fresh:
                 status, why = Status.NUMERICAL_FAILURE, ("no descent along the Newton direction of a fresh "
-                                                         f"Jacobian; try another {start_name} or fd_step")
+                                                         "Jacobian nor along damped (Levenberg-Marquardt) "
+                                                         f"steps; try another {start_name} or fd_step")
                 break
             J = None  # the Broyden model went stale: refresh it by finite differences
             continue

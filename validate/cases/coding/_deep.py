@@ -42,7 +42,8 @@ from ...stats import chain_diagnostics, mean_se
 from ._deep_theory import layer_code_keys, theory_class_codes, theory_quantities
 from ._persistence import _curve, _origin_series, _se, lagged_persistence
 
-__all__ = ["DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys", "theory_class_codes"]
+__all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys",
+           "theory_class_codes"]
 
 # quick: Fig. 5's configuration (L = 2, y- = 1/2) at N = P = 50 with Gibbs-HMC (exact readout
 # draw, HMC of both weight layers). Measured (seed 0, one thread): 10 000 steps x 4 chains in
@@ -51,6 +52,14 @@ __all__ = ["DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys", "theory_clas
 # layer-1 R-hat below 1.036, and then 0.2-1 % of the feature-layer neurons switched code.
 # full: Fig. 3's sigmoid configuration (L = 3, N = P = 200, y- = -1/2), meant for a GPU (not run:
 # 4 steps/s on one CPU core, 2.7 h).
+# quick: Fig. 3's configuration (L = 3, y- = -1/2) at N = 50, P = 20 (class sizes 10 / 5 / 5).
+# Measured (seed 0, one thread): 12 000 steps x 4 chains in 52 s; the L = 3 theory from the
+# sampled kernels in 12 Newton steps (114 evaluations, 153 s with the other core busy) at 5 field
+# nodes per dimension (6 nodes: the same numbers to 1e-4, 366 s).
+DEEP_SIGMOID_3_SIZES = {
+    "quick": dict(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
+                  n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=5),
+}
 DEEP_SIGMOID_SIZES = {
     "quick": dict(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, dt=0.02, n_chains=4,
                   n_steps=10_000, burn_in=2_000, thin=40),
@@ -99,7 +108,7 @@ def _run(ctx, cfg):
         n_chains=cfg["n_chains"], n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"],
         observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "deep.pt", progress=ctx.progress,
-        desc="coding/deep-sigmoid", sampler="gibbs-hmc")
+        desc=f"coding/deep-sigmoid (L = {cfg['L']})", sampler="gibbs-hmc")
     return task, run
 
 
@@ -115,10 +124,30 @@ def _run(ctx, cfg):
     ),
 )
 def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
-    cfg = DEEP_SIGMOID_SIZES[ctx.size]
+    return _deep_case(ctx, DEEP_SIGMOID_SIZES, "DEEP_SIGMOID_SIZES")
+
+
+@register_case(
+    "coding/deep-sigmoid-3",
+    description=(
+        "Fig. 3's three-hidden-layer sigmoid-erf network (seed 000, L = 3, y- = -1/2; notes §4.5) at "
+        "small size (N = 50, P = 20): the self-consistent L = 3 theory (solve_sigmoid_deep: feature "
+        "layer fluctuation-free, layer 2 by the mode-wise field integral over class shifts and fields, "
+        "layer 1 by the exact field integral; Newton from the sampled kernels) vs the class blocks of "
+        "K_1 and K_2, the code fractions of layers 1 and 2, the feature layer's codes and readouts, "
+        "and the persistences of coding/deep-sigmoid."
+    ),
+    suites=("quick",),
+)
+def deep_sigmoid_3(ctx: CaseContext) -> CaseOutcome:
+    return _deep_case(ctx, DEEP_SIGMOID_3_SIZES, "DEEP_SIGMOID_3_SIZES")
+
+
+def _deep_case(ctx, sizes, sizes_name):
+    cfg = sizes[ctx.size]
     L, N = cfg["L"], cfg["N"]
     if isinstance(L, bool) or not isinstance(L, int) or L < 2:
-        raise ValueError(f"DEEP_SIGMOID_SIZES[{ctx.size!r}]['L'] must be an int >= 2 (a deep "
+        raise ValueError(f"{sizes_name}[{ctx.size!r}]['L'] must be an int >= 2 (a deep "
                          f"network: layer 1 below the feature layer), got {L!r}")
     task, run = _run(ctx, cfg)
     tol_note = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
@@ -163,7 +192,7 @@ def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
                            "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
                            "distribution over the second half of the run (per chain, because each chain "
                            "keeps its own frozen feature-layer codes); " + tol_note))
-    q_th, note_th = theory_quantities(ctx, task, run, N, L)
+    q_th, note_th = theory_quantities(ctx, task, run, N, L, quad_nodes=cfg.get("quad_nodes", 6))
     qs += q_th
     notes += note_th
     figs = _figures(ctx, curves, rasters, cfg["thin"])
