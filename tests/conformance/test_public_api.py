@@ -82,6 +82,8 @@ EXEMPT: dict[str, str] = {
             "SigmoidGeneralSolution",
             "SigmoidFirstLayerSolution",
             "SigmoidTwoLayerSolution",
+            "SigmoidMiddleLayerSolution",
+            "SigmoidDeepSolution",
             "SigmoidSweep",
             "TemperatureSweep",
             "SigmoidToySolution",

@@ -397,3 +397,23 @@ def test_shared_newton_loop_solves_a_stiff_map_and_reports_a_map_without_fixed_p
                               report=lambda *a, **k: None, start_name="x0", failure=lambda e: e[0])
     assert run.status == Status.NUMERICAL_FAILURE
     assert "Levenberg-Marquardt" in run.why and "try another x0" in run.why
+
+
+def test_deep_map_turns_a_layer_solver_exception_into_a_failed_trial_point(monkeypatch):
+    # far from the start a layer solver may raise (e.g. an SVD that does not converge inside
+    # the feature layer's continuation); the map returns NaN so that Newton halves its step
+    from richlazy.theory.coding import _deep_multi_layer
+
+    labels = np.repeat([0, 1, 2], [4, 2, 2])
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=-0.5)[labels]
+
+    def boom(*a, **k):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(_deep_multi_layer, "solve_sigmoid_general", boom)
+    F = _deep_multi_layer._DeepMap(labels, Y, 3, 1.0, 0, 4)
+    K = _class_block(labels, [0.4] * 3, np.full((3, 3), 0.2) + 0.1 * np.eye(3))
+    fx, feat, mids, first, kts, why = F(F.params([K, K]))
+    assert np.all(np.isnan(fx)) and feat is None and "LinAlgError" in why
+    s = solve_sigmoid_deep(labels, Y, K_start=[K, K], maxiter=3)
+    assert s.status == Status.NUMERICAL_FAILURE and "LinAlgError" in s.message

@@ -105,8 +105,17 @@ class _DeepMap:
         """(F(x), feature, middle layers, first layer, K~s, why); F is NaN where a step failed
         (``why`` says which). ``full``: the middle layers by :func:`solve_sigmoid_middle_layer`
         (quadrature error check, code fractions); otherwise by the quadrature alone, and the
-        middle layers are not returned."""
+        middle layers are not returned. A layer solver that raises on a trial kernel far from
+        the start (a singular factorisation, no mode found) makes F NaN there too, so Newton
+        shortens the step instead of stopping."""
         self.n_evals += 1
+        try:
+            return self._evaluate(x, full)
+        except (np.linalg.LinAlgError, RuntimeError, FloatingPointError) as exc:
+            return (np.full_like(x, np.nan), None, (), None, (),
+                    f"a layer solver failed at a trial kernel ({type(exc).__name__}: {exc})")
+
+    def _evaluate(self, x, full):
         nan = np.full_like(x, np.nan)
         Ks = self.kernels(x)
         if not all(np.all(np.isfinite(K)) and _positive_definite(K) for K in Ks):
