@@ -216,9 +216,8 @@ def solve_sigmoid_first_layer(
         raise ValueError(f"grid_step must be <= 1 (whitened field units), got {grid_step}")
 
     d, B = _class_blocks(Kt, lab, C)
-    Kb = B[np.ix_(lab, lab)]
-    Kb[np.diag_indices(P)] = d[lab]
-    resid = float(np.linalg.norm(Kt - Kb) / max(np.linalg.norm(Kt), np.finfo(float).tiny))
+    resid = float(np.linalg.norm(Kt - _block_kernel(d, B, lab))
+                  / max(np.linalg.norm(Kt), np.finfo(float).tiny))
     alpha = d - np.diag(B)
     lam, V = np.linalg.eigh(B)
     tol = 1e-10 * max(float(np.max(np.abs(lam))), 1e-300)
@@ -241,8 +240,7 @@ def solve_sigmoid_first_layer(
     tables = _FieldTables(alpha, n, sigma_w2, activation, n_nodes, n_bins, lo, hi, threshold)
     acc, edge = _integrate_field(Lf, n, lo, hi, grid_step, tables)
     K_diag, K_block, mean_act, codes = acc
-    K = K_block[np.ix_(lab, lab)]
-    K[np.diag_indices(P)] = K_diag[lab]
+    K = _block_kernel(K_diag, K_block, lab)
     norm_err = abs(float(codes.sum()) - 1.0)
     ok = edge < -30.0 and norm_err < 1e-8
     msg = (f"layer 1 solved on a {Lf.shape[1]}-dimensional field grid: mean activations "
@@ -281,6 +279,21 @@ def _check_layer_args(labels, P, kernel_name, sigma_w2, activation, threshold, m
     if not lo < threshold < hi:
         raise ValueError(f"threshold must lie inside the range ({lo}, {hi}) of {activation}, got {threshold}")
     return lab, n, C, sigma_w2, lo, hi, float(threshold)
+
+
+def _block_kernel(d, B, lab):
+    """The (P, P) class-block kernel with diagonal ``d[c]`` and off-diagonal ``B[a, c]`` for inputs
+    of classes a, c (the inverse of :func:`_class_blocks`)."""
+    K = B[np.ix_(lab, lab)]
+    K[np.diag_indices(lab.size)] = d[lab]
+    return K
+
+
+def _symmetric_from_upper(upper, iu, C):
+    """The symmetric (C, C) matrix whose upper triangle (indices ``iu``) is ``upper``."""
+    B = np.zeros((C, C))
+    B[iu] = upper
+    return B + B.T - np.diag(np.diag(B))
 
 
 def _class_blocks(K, lab, C):

@@ -26,6 +26,7 @@ nodes per dimension; their difference is reported as the quadrature error.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -34,7 +35,7 @@ from scipy import interpolate, special
 
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_matrix, as_rng, check_int
-from ._deep import _RANGE, _check_layer_args, _class_blocks, _code_probs, _phi_inverse
+from ._deep import _RANGE, _block_kernel, _check_layer_args, _class_blocks, _code_probs, _phi_inverse
 from ._general_core import _ascend_to_maxima, _phi_derivs
 
 __all__ = ["SigmoidMiddleLayerSolution", "solve_sigmoid_middle_layer"]
@@ -231,11 +232,7 @@ def _middle_kernels(Kp, Kt, lab, *, quad_nodes, seed, sigma_w2=1.0, activation="
     field = setup.field
     modes, F_modes, hess = field.modes(_starts(field, lo, hi, n_starts, as_rng(seed)))
     X, logw, mom = _mode_quadrature(field, modes, F_modes, hess, quad_nodes)
-    wt = np.exp(logw - logw.max())
-    wt /= wt.sum()
-    m1, m2, z1, z2 = mom
-    K = _block_kernel(wt @ m2, np.einsum("i,ia,ic->ac", wt, m1, m1), lab)
-    Czz = _block_kernel(wt @ z2, np.einsum("i,ia,ic->ac", wt, z1, z1), lab)
+    K, Czz = _kernels(_normalised(logw), mom, lab)
     return K, setup.conjugate_below(Czz)
 
 
@@ -275,12 +272,6 @@ class _Setup:
         Kinv = np.linalg.solve(self.chol.T, np.linalg.solve(self.chol, eye))
         Kt = Kinv @ (Czz / self.sigma_w2 - self.Kp_blk) @ Kinv
         return 0.5 * (Kt + Kt.T)
-
-
-def _block_kernel(d, B, lab):
-    K = B[np.ix_(lab, lab)]
-    K[np.diag_indices(lab.size)] = d[lab]
-    return K
 
 
 def _factor(name, B):
@@ -399,11 +390,7 @@ def _mode_quadrature(field, modes, F_modes, hess, k):
     ``q_j(x) = softmax_i[F_i - ½ (x - x_i)^T A_i (x - x_i)]_j``, ``A_i = -H_i``; the log-weight is
     ``log(rule weight) + F(x) + |g|^2/2 + log |R_j| + log q_j(x)`` for x = x_j + R_j g,
     ``R_j R_j^T = A_j^{-1}``."""
-    D = field.D
-    g1, w1 = np.polynomial.hermite_e.hermegauss(k)
-    logw1 = np.log(w1 / w1.sum())
-    G = np.array(list(itertools.product(g1, repeat=D))) if D else np.zeros((1, 0))
-    LW = (np.array(list(itertools.product(logw1, repeat=D))).sum(axis=1) if D else np.zeros(1))
+    G, LW = _product_rule(k, field.D)
     A = -hess
     Xs, logws, moms = [], [], []
     for j in range(modes.shape[0]):
@@ -419,21 +406,43 @@ def _mode_quadrature(field, modes, F_modes, hess, k):
     return np.vstack(Xs), np.concatenate(logws), np.concatenate(moms, axis=1)
 
 
+@functools.lru_cache(maxsize=16)
+def _product_rule(k, D):
+    """Nodes (k^D, D) and log-weights (k^D,) of the k-point Gauss-Hermite product rule for a
+    standard normal in D dimensions (cached: the map evaluates the same rule many times)."""
+    g1, w1 = np.polynomial.hermite_e.hermegauss(k)
+    logw1 = np.log(w1 / w1.sum())
+    G = np.array(list(itertools.product(g1, repeat=D))) if D else np.zeros((1, 0))
+    LW = np.array(list(itertools.product(logw1, repeat=D))).sum(axis=1) if D else np.zeros(1)
+    G.flags.writeable = LW.flags.writeable = False
+    return G, LW
+
+
 def _averages(field, X, logw, mom, pi_tab, lab, n_modes):
     """Posterior averages from the weighted field points: the class-block K and <z z^T>, the mean
     activations, the code fractions and the mass per mode."""
     C = field.C
-    wt = np.exp(logw - logw.max())
-    wt /= wt.sum()
+    wt = _normalised(logw)
     XI, U = field.split(X)
-    m1, m2, z1, z2 = mom
-    K_off, C_off = np.einsum("i,ia,ic->ac", wt, m1, m1), np.einsum("i,ia,ic->ac", wt, z1, z1)
-    K = _block_kernel(wt @ m2, K_off, lab)
-    Czz = _block_kernel(wt @ z2, C_off, lab)
+    K, Czz = _kernels(wt, mom, lab)
     pi = np.stack([pi_tab.at(c, XI[:, c], U[:, c]) for c in range(C)], axis=1)
     codes = wt @ _code_probs(pi)
     mode_w = wt.reshape(n_modes, -1).sum(axis=1)
-    return K, Czz, wt @ m1, codes, mode_w
+    return K, Czz, wt @ mom[0], codes, mode_w
+
+
+def _normalised(logw):
+    wt = np.exp(logw - logw.max())
+    return wt / wt.sum()
+
+
+def _kernels(wt, mom, lab):
+    """The class-block K = <phi phi^T> and <z z^T> from normalised weights and the per-point
+    class moments (<phi>, <phi^2>, <z>, <z^2>) (inputs independent given the field point)."""
+    m1, m2, z1, z2 = mom
+    K = _block_kernel(wt @ m2, np.einsum("i,ia,ic->ac", wt, m1, m1), lab)
+    Czz = _block_kernel(wt @ z2, np.einsum("i,ia,ic->ac", wt, z1, z1), lab)
+    return K, Czz
 
 
 class _CodeTables:

@@ -27,9 +27,16 @@ import numpy as np
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_matrix, check_int
-from ._deep import SigmoidFirstLayerSolution, _class_blocks, conjugate_kernel, solve_sigmoid_first_layer
+from ._deep import (
+    SigmoidFirstLayerSolution,
+    _block_kernel,
+    _class_blocks,
+    _symmetric_from_upper,
+    conjugate_kernel,
+    solve_sigmoid_first_layer,
+)
 from ._deep_fixed_point import _check_newton_options, _check_problem, _newton_fixed_point, _positive_definite
-from ._deep_middle import _block_kernel, _middle_kernels, solve_sigmoid_middle_layer
+from ._deep_middle import _middle_kernels, solve_sigmoid_middle_layer
 from ._sigmoid_general import SigmoidGeneralSolution, solve_sigmoid_general
 
 __all__ = ["SigmoidDeepSolution", "solve_sigmoid_deep"]
@@ -85,12 +92,8 @@ class _DeepMap:
         C, out = self.C, []
         for i in range(self.L - 1):
             p = x[i * self.nb:(i + 1) * self.nb]
-            B = np.zeros((C, C))
-            B[self.iu] = p[C:]
-            B = B + B.T - np.diag(np.diag(B))
-            K = B[np.ix_(self.labels, self.labels)]
-            K[np.diag_indices(self.labels.size)] = (np.diag(B) + np.exp(p[:C]))[self.labels]
-            out.append(K)
+            B = _symmetric_from_upper(p[C:], self.iu, C)
+            out.append(_block_kernel(np.diag(B) + np.exp(p[:C]), B, self.labels))
         return out
 
     def params(self, Ks):

@@ -30,7 +30,14 @@ import numpy as np
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_matrix
-from ._deep import SigmoidFirstLayerSolution, _class_blocks, conjugate_kernel, solve_sigmoid_first_layer
+from ._deep import (
+    SigmoidFirstLayerSolution,
+    _block_kernel,
+    _class_blocks,
+    _symmetric_from_upper,
+    conjugate_kernel,
+    solve_sigmoid_first_layer,
+)
 from ._deep_fixed_point import _check_newton_options, _check_problem, _newton_fixed_point, _positive_definite
 from ._sigmoid_general import SigmoidGeneralSolution, solve_sigmoid_general
 
@@ -80,12 +87,7 @@ class _TwoLayerMap:
 
     def kernel(self, x):
         C = self.C
-        B = np.zeros((C, C))
-        B[self.iu] = x[C:]
-        B = B + B.T - np.diag(np.diag(B))
-        K = B[np.ix_(self.labels, self.labels)]
-        K[np.diag_indices(len(self.labels))] = x[:C][self.labels]
-        return K
+        return _block_kernel(x[:C], _symmetric_from_upper(x[C:], self.iu, C), self.labels)
 
     def params(self, K):
         d, B = _class_blocks(K, self.labels, self.C)
