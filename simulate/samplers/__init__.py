@@ -7,6 +7,9 @@
   target), with per-chain step sizes adapted by dual averaging during warm-up (``_mh``)
 * ``_tempering``  replica exchange over a ladder of likelihood weights in the ensemble dimension
 * ``_gibbs``      the exact Gaussian conditional of the readout (blocked Gibbs)
+* ``_gibbs_linear`` the exact conditionals of the hidden layers of a linear network (a Gibbs
+  sweep with every block exact)
+* ``_scale_move`` exact moves along the neuron rescaling symmetry of linear and ReLU networks
 * ``_driver``     ``run_chain``: burn-in, thinning, checkpoints, divergence / low acceptance
 """
 
@@ -24,6 +27,7 @@ from ._gibbs import (
     readout_conditional,
     sample_readout,
 )
+from ._gibbs_linear import gibbs_linear_step, sample_linear_layer
 from ._hmc import hmc_init, hmc_step
 from ._langevin import (
     LangevinState,
@@ -36,6 +40,7 @@ from ._langevin import (
 from ._mala import mala_init, mala_step
 from ._mh import ExactPotential, MCMCState, mcmc_end_adaptation, mcmc_refresh
 from ._philox import philox_normal_
+from ._scale_move import HOMOGENEOUS_ACTIVATIONS, sample_neuron_scales
 from ._tempering import (
     ladder_betas,
     make_replica_exchange_step,
@@ -61,6 +66,10 @@ __all__ = [
     "gibbs_readout_step",
     "readout_conditional",
     "sample_readout",
+    "sample_linear_layer",
+    "gibbs_linear_step",
+    "HOMOGENEOUS_ACTIVATIONS",
+    "sample_neuron_scales",
     "LowAcceptanceError",
     "ExactPotential",
     "MCMCState",

@@ -166,6 +166,14 @@ def _beta_column(beta, default: float, E: int, like: torch.Tensor) -> torch.Tens
     return b.view(E, 1, 1)
 
 
+def _check_beta_option(beta):
+    """A step factory's ``beta``: None, a callable, an (E,) tensor/array (checked per step
+    against the chains) or a number > 0 (checked now)."""
+    if beta is not None and not callable(beta) and not torch.is_tensor(beta) \
+            and not hasattr(beta, "__array__"):
+        check_pos_float("beta", beta)
+
+
 def _check_method(method):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -353,9 +361,7 @@ def gibbs_readout_step(posterior, hidden_step: Callable, *, beta=None, method: s
     if refresh is not None and not callable(refresh):
         raise TypeError(f"refresh must be callable state -> state or None, got {type(refresh).__name__}")
     _check_method(method)
-    if beta is not None and not callable(beta) and not torch.is_tensor(beta) \
-            and not hasattr(beta, "__array__"):
-        check_pos_float("beta", beta)
+    _check_beta_option(beta)
 
     def step(state, generator):
         b = beta(int(state.step)) if callable(beta) else beta

@@ -520,6 +520,34 @@ E["simulate.gibbs_readout_step"] = ex(
     beta="pos_float",
     method="choice",
 )
+def _linear_posterior(activation="linear"):
+    from richlazy.simulate import NetworkPosterior
+
+    t = _task()
+    return NetworkPosterior(_spec(m=3, activation=activation), t.X, t.Y, T=0.1, sigma_a2=1.0)
+
+
+E["simulate.sample_linear_layer"] = ex(
+    lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
+                                 layer=1, generator=_g(1), beta=0.5))(_linear_posterior()),
+    theta="theta",  # a NaN chain is not an error: it stays NaN (diverged)
+    layer="pos_int",
+    generator="generator",
+    beta="pos_float",
+)
+E["simulate.gibbs_linear_step"] = ex(
+    lambda t: dict(posterior=_linear_posterior(), beta=0.5, method="auto", scale_moves=True),
+    beta="pos_float",
+    method="choice",
+)
+E["simulate.sample_neuron_scales"] = ex(
+    lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
+                                 generator=_g(1)))(_linear_posterior("relu")),
+    theta="theta",
+    generator="generator",
+)
+
+
 E["simulate.ReadoutConditional"] = ex(
     lambda t: dict(mean=torch.zeros(2, 3, 1, dtype=torch.float64), cov=None,
                    trace=torch.zeros(2, dtype=torch.float64), method="weight"),

@@ -52,6 +52,7 @@ EXEMPT: dict[str, str] = {
     "theory.EQ3_READOUT_RATIO": "constant float",
     "simulate.ACTIVATIONS": "constant tuple of activation names",
     "simulate.REGIMES": "constant tuple of regime names",
+    "simulate.HOMOGENEOUS_ACTIVATIONS": "constant tuple of activation names",
     "simulate.PENTOMINO_PATCH": "constant int",
     "validate.PAPERS": "constant tuple of paper names",
     "validate.SUITES": "constant tuple of suite names",

@@ -157,6 +157,9 @@ def _stochastic_calls():
     hst = S.hmc_init(th, post, step_size=1e-3)
     lad = S.ladder_betas(S.temperature_ladder(post.beta, post.beta / 4, 2), 1)
     rst = S.mala_init(th, post, step_size=1e-3, beta=lad)
+    lpost = S.NetworkPosterior(S.NetworkSpec(N0=post.spec.N0, N=3, m=post.spec.m), post.X, post.Y,
+                               T=0.1, sigma_a2=0.5)
+    lth = lpost.sample_prior(2, generator=_gen())
     return {
         "mala_step": (lambda: S.mala_step(mst, post, generator=_gen()),
                       lambda: S.mala_step(mst, post, generator=None)),
@@ -167,6 +170,10 @@ def _stochastic_calls():
             lambda: S.replica_exchange_swap(rst, post, n_ladders=1, generator=None, parity=0)),
         "sample_readout": (lambda: S.sample_readout(post, th, generator=_gen()),
                            lambda: S.sample_readout(post, th, generator=None)),
+        "sample_linear_layer": (lambda: S.sample_linear_layer(lpost, lth, 1, generator=_gen()),
+                                lambda: S.sample_linear_layer(lpost, lth, 1, generator=None)),
+        "sample_neuron_scales": (lambda: S.sample_neuron_scales(lpost, lth, generator=_gen()),
+                                 lambda: S.sample_neuron_scales(lpost, lth, generator=None)),
         "make_generator": (lambda: S.make_generator(1, "cpu"), lambda: S.make_generator(None, "cpu")),
         "init_gamma_mlp": (lambda: S.init_gamma_mlp(2, 3, 4, generator=_gen()),
                            lambda: S.init_gamma_mlp(2, 3, 4, generator=None)),
@@ -409,7 +416,8 @@ def test_theta_table_covers_every_public_theta_method():
     # (their theta checks are in tests/simulate/test_mcmc_exact.py and test_gibbs_readout.py)
     exempt = {"LangevinState.__init__", "Potential.grad", "langevin_init", "MCMCState.__init__",
               "ExactPotential.grad", "ExactPotential.energy", "mala_init", "hmc_init",
-              "sample_readout", "readout_conditional"}
+              "sample_readout", "readout_conditional",
+              "sample_linear_layer", "sample_neuron_scales"}  # tests/simulate/test_gibbs_linear.py
     missing = _names_with("theta") - covered - exempt
     assert not missing, f"add these public names to _theta_calls: {sorted(missing)}"
 

@@ -46,6 +46,23 @@ def test_gibbs_hmc_is_exact_on_the_linear_network(linear_exact):
     assert run.acceptance is not None and 0.6 < float(run.acceptance.mean()) < 0.99
 
 
+@pytest.mark.usefixtures("one_torch_thread")
+def test_gibbs_exact_matches_the_exact_linear_posterior(linear_exact):
+    """The sweep with every block exact (and rescaling moves): U within 4 SE of the quadrature,
+    mixed chains; the run records the sampler and the scale moves in its config."""
+    X, Y = _task()
+    N, T, v = 8, 0.5, 1.0 / 8
+    U_ex, _ = linear_exact(X.T @ X / 8, Y[:, 0], N, T, v)
+    spec = NetworkSpec(N0=8, N=N, L=1, m=1, activation="linear")
+    post, run = sample_posterior(spec, X, Y, T=T, sigma_a2=v, dt=0.03, n_chains=16, n_steps=800,
+                                 burn_in=100, thin=1, observe=_observe, seed=5, device="cpu",
+                                 progress=False, sampler="gibbs-exact")
+    U = run.samples["U"].double().numpy()
+    m, se = batch_means(U)
+    assert abs(m - U_ex) < 4 * se, f"exact {U_ex:.5f}, exact sweep {m:.5f} +- {se:.5f}"
+    assert float(chain_diagnostics(U).rhat) <= 1.01
+
+
 def test_sampler_arguments_are_checked():
     X, Y = _task()
     spec = NetworkSpec(N0=8, N=8, L=1, m=1)
@@ -57,6 +74,15 @@ def test_sampler_arguments_are_checked():
         sample_posterior(spec, X, Y, sampler="gibbs-hmc", anneal_from=1.0, anneal_steps=2, **kw)
     with pytest.raises(ValueError, match="adapt_steps must be an int in"):
         sample_posterior(spec, X, Y, sampler="gibbs-hmc", adapt_steps=9, **kw)
+    sig = NetworkSpec(N0=8, N=8, L=1, m=1, activation="sigmoid_erf")
+    with pytest.raises(ValueError, match="'gibbs-exact' needs a linear network"):
+        sample_posterior(sig, X, Y, sampler="gibbs-exact", **kw)
+    with pytest.raises(ValueError, match="scale_moves needs sampler"):
+        sample_posterior(spec, X, Y, sampler="ula", scale_moves=True, **kw)
+    with pytest.raises(ValueError, match="scale_moves needs sampler"):
+        sample_posterior(sig, X, Y, sampler="gibbs-hmc", scale_moves=True, **kw)
+    with pytest.raises(TypeError, match="scale_moves must be a bool"):
+        sample_posterior(spec, X, Y, sampler="gibbs-hmc", scale_moves="yes", **kw)
 
 
 def test_block_mask_and_prior_energy():

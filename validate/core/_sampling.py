@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 from richlazy.simulate import (
+    HOMOGENEOUS_ACTIVATIONS,
     LangevinWorkspace,
     NetworkPosterior,
     NetworkSpec,
+    gibbs_linear_step,
     gibbs_readout_step,
     hmc_init,
     hmc_step,
@@ -29,6 +31,7 @@ from richlazy.simulate import (
     paper_step_size,
     resolve_device,
     run_chain,
+    sample_neuron_scales,
 )
 
 from ..stats import Estimate, Mixing, chain_diagnostics, estimate
@@ -36,7 +39,7 @@ from ..stats import Estimate, Mixing, chain_diagnostics, estimate
 __all__ = ["SAMPLERS", "sample_posterior", "estimates_from_run", "RunEstimate",
            "linearised_series", "ratio_series"]
 
-SAMPLERS = ("ula", "gibbs-hmc")
+SAMPLERS = ("ula", "gibbs-hmc", "gibbs-exact")
 
 
 def sample_posterior(
@@ -68,6 +71,7 @@ def sample_posterior(
     sampler: str = "ula",
     n_leapfrog: int = 10,
     adapt_steps: int | None = None,
+    scale_moves: bool | None = None,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
@@ -89,6 +93,13 @@ def sample_posterior(
     (``n_leapfrog`` leapfrog steps, diagonal mass = prior precision, step size started at
     ``T * dt`` and adapted by dual averaging to acceptance 0.8 over the first ``adapt_steps``
     steps, default half the burn-in). Exact (no step-size bias); no annealing.
+    "gibbs-exact" (linear networks only): every block drawn from its exact Gaussian conditional
+    (:func:`richlazy.simulate.gibbs_linear_step`): no step size at all.
+
+    ``scale_moves``: with "gibbs-hmc" or "gibbs-exact", also move every neuron along the
+    rescaling symmetry of a positively homogeneous activation (linear, ReLU;
+    :func:`richlazy.simulate.sample_neuron_scales`), the direction blockwise moves are slowest
+    along. None (default): on exactly when the activation is homogeneous.
 
     ``anneal_from``/``anneal_steps``: optional simulated annealing inside the burn-in. The
     rescaled temperature falls geometrically from ``anneal_from`` to ``T`` over the first
@@ -111,6 +122,17 @@ def sample_posterior(
     if sampler != "ula" and anneal_from is not None:
         raise ValueError(f"anneal_from needs sampler='ula' (the {sampler!r} sampler has no "
                          "annealing schedule), got anneal_from={anneal_from!r}")
+    if scale_moves is None:
+        scale_moves = sampler != "ula" and spec.activation in HOMOGENEOUS_ACTIVATIONS
+    if not isinstance(scale_moves, bool):
+        raise TypeError(f"scale_moves must be a bool or None, got {scale_moves!r}")
+    if scale_moves and (sampler == "ula" or spec.activation not in HOMOGENEOUS_ACTIVATIONS):
+        raise ValueError(f"scale_moves needs sampler 'gibbs-hmc' or 'gibbs-exact' and an activation in "
+                         f"{HOMOGENEOUS_ACTIVATIONS}, got sampler={sampler!r}, activation="
+                         f"{spec.activation!r}")
+    if sampler == "gibbs-exact" and spec.activation != "linear":
+        raise ValueError(f"sampler 'gibbs-exact' needs a linear network (exact conditionals of the "
+                         f"hidden layers), got activation {spec.activation!r}; use 'gibbs-hmc'")
     if adapt_steps is None:
         adapt_steps = burn_in // 2
     if isinstance(adapt_steps, bool) or not isinstance(adapt_steps, int) or not (
@@ -126,13 +148,20 @@ def sample_posterior(
     beta_T = post.beta
     if sampler == "ula":
         state = langevin_init(theta0)
+    elif sampler == "gibbs-exact":
+        state = langevin_init(theta0)
+        gibbs = gibbs_linear_step(post, scale_moves=scale_moves)
     else:
         state = hmc_init(theta0, post, step_size=eps, precond=1.0 / post.precision)
         hidden = ~post.block_mask("A")
 
         def hidden_step(s, g):
-            return hmc_step(s, post, generator=g, n_leapfrog=n_leapfrog, mask=hidden,
-                            adapt=s.step < adapt_steps)
+            s, info = hmc_step(s, post, generator=g, n_leapfrog=n_leapfrog, mask=hidden,
+                               adapt=s.step < adapt_steps)
+            if scale_moves:  # the readout draw and refresh below follow, so no cache goes stale
+                theta, info["scale_acceptance"] = sample_neuron_scales(post, s.theta, generator=g)
+                s = replace(s, theta=theta)
+            return s, info
 
         gibbs = gibbs_readout_step(post, hidden_step, refresh=lambda s: mcmc_refresh(s, post))
 
@@ -153,6 +182,7 @@ def sample_posterior(
                   project_inputs=project_inputs,
                   **({} if sampler == "ula" else dict(sampler=sampler, n_leapfrog=n_leapfrog,
                                                       adapt_steps=adapt_steps)),
+                  **(dict(scale_moves=True) if scale_moves else {}),
                   **({} if anneal_from is None else dict(anneal_from=anneal_from, anneal_steps=anneal_steps)),
                   **({} if init is None else dict(init=init_label or getattr(init, "__name__", "custom"))),
                   data=float(np.asarray(X).sum() + np.asarray(Y).sum()))
