@@ -21,7 +21,8 @@ How the samples are read (:func:`outlier_summary`):
 * the bulk readout a_0 and the bulk mean activations are averages over the non-outlier neurons.
 
 Sampling. ULA chains started from the prior do not reach the one-outlier-per-class state within
-any affordable time (Gibbs-HMC chains do, in about 40 000 steps: docs/validation.md): they first
+any affordable time (Gibbs-HMC chains do, in about 40 000 steps, and within about 5 000 with the
+neuron rescaling moves of ``sample_neuron_scales``: docs/validation.md): they first
 grow many mid-sized single-class outliers (class 0, the large class,
 lagging, partly carried by the bulk, as the notes §10.7 observed at N = 200), which then coarsen
 slowly. The equilibrium comparison therefore uses chains started from a *seeded* state -- one
@@ -68,9 +69,12 @@ RELU_TOY_SIZES = {
     # ~100 paper-time units at N = 100 and ~300 at N = 200, the bulk readout a_0 within ~400 at
     # N = 100 and > 500 at N = 200; the full burn-in (1600 units) extrapolates that growth with N
     # (not measured at N = 500: ~40 ms per step on one CPU core, meant for a GPU).
+    # the prior-initialised ensemble: Gibbs-HMC with the neuron rescaling moves reaches one
+    # outlier per class in all of 4 test chains by step 5 250 (without them 2-3 per class remain at
+    # 11 250 steps; ULA 60 000 steps: still coarsening)
     "quick": dict(N=100, P=100, N0=120, T=0.01, dt=0.01, n_chains=4, n_steps=8_000,
-                  burn_in=4_000, thin=40, prior_chains=2, prior_steps=60_000, prior_thin=2_000,
-                  amplitudes=(0.5, 2.0), sampler="gibbs-hmc"),
+                  burn_in=4_000, thin=40, prior_chains=2, prior_steps=8_000, prior_thin=400,
+                  prior_sampler="gibbs-hmc", amplitudes=(0.5, 2.0), sampler="gibbs-hmc"),
     "full": dict(N=500, P=500, N0=520, T=0.01, dt=0.002, n_chains=4, n_steps=1_200_000,
                  burn_in=800_000, thin=4_000, prior_chains=4, prior_steps=600_000,
                  prior_thin=20_000, amplitudes=(0.5, 2.0)),
@@ -263,18 +267,19 @@ def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
         axes[1].bar(np.arange(k) + 0.2, zs, 0.4, label="samples")
         axes[1].set_xticks(range(k), [f"class {c}" for c in range(k)], fontsize=7)
         axes[1].set_ylabel("outlier preactivation / sqrt(N)")
-    # 4. coarsening of the prior-initialised chains
-    tt = np.asarray(prior_steps) * dt
+    # 4. coarsening of the prior-initialised chains (against paper time for ULA, steps otherwise)
+    tt = np.asarray(prior_steps) * (1 if dt is None else dt)
+    xlabel = "sampler step" if dt is None else "paper time"
     with ctx.figure("prior_init_coarsening.png", 1, 2, figsize=(9, 3.2)) as (fig, axes):
         for c in range(k):
             axes[0].plot(tt, prior_summ["n_single"][..., c].mean(1), f"C{c}", label=f"class {c}")
             axes[1].plot(tt, prior_summ["s"][..., c].mean(1), f"C{c}")
             axes[1].axhline(sol.outlier_strength[c], color=f"C{c}", ls="--", lw=1)
         axes[0].axhline(1, color="k", ls="--", lw=1, label="theory (equilibrium)")
-        axes[0].set_xlabel("paper time")
+        axes[0].set_xlabel(xlabel)
         axes[0].set_ylabel("single-class outliers per network")
         axes[0].legend(frameon=False, fontsize=7)
-        axes[1].set_xlabel("paper time")
+        axes[1].set_xlabel(xlabel)
         axes[1].set_ylabel("s_c = sum zbar_c^2 (dashed: theory)")
         fig.suptitle("chains started from the prior (documented, not compared)", fontsize=9)
     return ["readouts.png", "activation_raster.png", "outlier_readouts.png",
@@ -352,7 +357,7 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         n_steps=cfg["prior_steps"], burn_in=cfg["prior_thin"] // 2, thin=cfg["prior_thin"],
         observe=observe, seed=ctx.child_seed(2), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "prior.pt", progress=ctx.progress,
-        desc="coding/relu-toy prior",
+        desc="coding/relu-toy prior", sampler=cfg.get("prior_sampler", "ula"),
     )
     smp = {key: v.double().numpy() for key, v in run.samples.items()}
     summ = outlier_summary(smp["A"], smp["zm"], smp["cm"])  # leading (S, E)
@@ -428,8 +433,9 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
             note=note_rel + " The O(1/P) spread of bulk readouts (and so of h_c) is in 3/N."))
     z_last = post.preactivations(run.state.theta)[-1][0]
     acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
+    prior_ula = cfg.get("prior_sampler", "ula") == "ula"
     figs = _figures(ctx, sol, summ, smp["A"], acts, labels, psumm,
-                    prior_run.sample_steps.numpy(), dt)
+                    prior_run.sample_steps.numpy(), dt if prior_ula else None)
     gap = np.nanmedian(summ["gap"])
     pn_last = psumm["n_single"][-1].mean(0)
     ps_last = psumm["s"][-1].mean(0)
@@ -442,7 +448,9 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         f"in the seeded ensemble {gap:.1f}. Seeded ensemble: {run.n_steps} steps x "
         f"{cfg['n_chains']} chains (amplitudes {list(cfg['amplitudes'])}), T={T}, dt={dt}, burn-in "
         f"{cfg['burn_in']}, {run.seconds:.1f} s. Prior-initialised ensemble "
-        f"({prior_run.n_steps} steps x {cfg['prior_chains']} chains, {prior_run.seconds:.1f} s): "
+        f"({cfg.get('prior_sampler', 'ula')}"
+        f"{'' if prior_ula else ' with neuron rescaling moves'}, {prior_run.n_steps} steps x "
+        f"{cfg['prior_chains']} chains, {prior_run.seconds:.1f} s): "
         f"single-class outliers per class (outlier rule above) first "
         f"{np.round(psumm['n_single'][0].mean(0), 1).tolist()}, max "
         f"{np.round(psumm['n_single'].mean(1).max(0), 1).tolist()}, last "
