@@ -110,3 +110,28 @@ def test_populations_hybr_budget_is_max_iterations(monkeypatch):
     r = solve_sigmoid_toy_populations(RHO, toy_class_targets(3, y_minus=-0.5), s.P_gamma,
                                       s.a_gamma + 0.05, t0=s.t + 0.05)
     assert r.status is Status.MAX_ITERATIONS and not r.converged
+
+
+def test_the_kkt_newton_stops_where_lapack_cannot_factorise_the_jacobian():
+    """The exact-KKT polish of the ReLU and toy solvers (``_newton_lstsq``): a Jacobian whose SVD
+    does not converge (here non-finite; measured on a sampled L = 3 kernel, where scipy raised
+    "SVD did not converge in Linear Least Squares" out of solve_relu_outliers) ends the
+    iteration at the current point instead of raising, so the solver reports its residual as
+    a status."""
+    from richlazy.theory.coding._toy_core import _newton_lstsq
+
+    def bad_jacobian(x):
+        return np.array([x[0] - 1.0, x[1]]), np.array([[np.nan, 0.0], [0.0, 1.0]])
+
+    x, res, nfev = _newton_lstsq(bad_jacobian, np.zeros(2), 1e-12)
+    assert np.array_equal(x, np.zeros(2)) and res == 1.0 and nfev == 1
+
+    calls = []
+
+    def later_bad(x):  # a good first Jacobian, a non-finite one at the trial point
+        calls.append(x.copy())
+        J = np.eye(2) if len(calls) == 1 else np.full((2, 2), np.inf)
+        return np.array([x[0] - 1.0, 2.0 * (x[1] - 3.0)]), J
+
+    x, res, _ = _newton_lstsq(later_bad, np.zeros(2), 1e-12)
+    assert np.all(np.isfinite(x)) and res < 6.0  # one accepted step, then a clean stop

@@ -460,6 +460,8 @@ def _newton_lstsq(fun, x0, tol, maxiter=60):
     code weights; at y_- = -1/2 also gauge directions of t, see the docs). The Jacobian's
     singular values are computed once: if it is numerically singular every step is the
     minimum-norm least-squares step (SVD), else an LU step; backtracking on max|F|.
+    A Jacobian that LAPACK cannot factorise (an SVD that does not converge, e.g. non-finite
+    entries) ends the iteration at the current point: the caller judges its residual.
     Returns (x, residual, nfev)."""
     x = x0.copy()
     F, J = fun(x)
@@ -467,18 +469,26 @@ def _newton_lstsq(fun, x0, tol, maxiter=60):
     nfev = 1
     if res <= tol:
         return x, res, nfev
-    s = np.linalg.svd(J, compute_uv=False)
+    try:
+        s = np.linalg.svd(J, compute_uv=False)
+    except np.linalg.LinAlgError:
+        return x, res, nfev
     singular = s[-1] < 1e-12 * s[0]
     for _ in range(maxiter):
         if res <= tol:
             break
-        if singular:
-            dx = linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
-        else:
-            try:
-                dx = np.linalg.solve(J, -F)
-            except np.linalg.LinAlgError:
+        try:
+            if singular:
                 dx = linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
+            else:
+                try:
+                    dx = np.linalg.solve(J, -F)
+                except np.linalg.LinAlgError:
+                    dx = linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
+        except (np.linalg.LinAlgError, ValueError):
+            break
+        if not np.all(np.isfinite(dx)):
+            break
         alpha = 1.0
         while True:
             Fn, Jn = fun(x + alpha * dx)
@@ -487,7 +497,7 @@ def _newton_lstsq(fun, x0, tol, maxiter=60):
             if rn < (1.0 - 1e-4 * alpha) * res or alpha < 1e-8:
                 break
             alpha *= 0.5
-        if rn >= res:
+        if not rn < res:  # no decrease (or a non-finite residual): stop here
             break
         x, F, J, res = x + alpha * dx, Fn, Jn, rn
     return x, res, nfev
