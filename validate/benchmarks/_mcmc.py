@@ -154,28 +154,28 @@ def bench_mcmc_ess(toy: str, *, device="auto", n_chains: int = 8, gibbs_dt: floa
     # draws are nearly independent (the exact sweep) at the number of draws
     (U_u, F_u, sec_u, _, _), t_u, n_u = _sized_run(ula, st_u, g, post, labels, min_time, 50)
     (U_g, F_g, sec_g, st_g, acc_g), t_g, n_g = _sized_run(gstep, st_g, g, post, labels, min_time, 20)
-    exact = None
+    runs = {"ula": (U_u, F_u, sec_u), "gibbs_mala": (U_g, F_g, sec_g)}
+    exact_timing = {}
     if c["activation"] == "linear":  # every block exact: same start, burn-in as Gibbs-HMC
         xstep = gibbs_linear_step(post)
         st_x = langevin_init(theta0)
         for _ in range(2 * n_adapt):
             st_x, _ = xstep(st_x, g)
-        run_x, t_x, n_x = _sized_run(xstep, st_x, g, post, labels, min_time, 20)
-        exact = run_x[:3] + (t_x, n_x)
+        (U_x, F_x, sec_x, _, _), t_x, n_x = _sized_run(xstep, st_x, g, post, labels, min_time, 20)
+        runs["gibbs_exact"] = (U_x, F_x, sec_x)
+        exact_timing = dict(exact_step_ms=t_x * 1e3, exact_steps=n_x)
     k = int(np.argmax(F_g.mean((0, 1))))  # the most populated code
     out = dict(toy=toy, config=dict(c), n_chains=n_chains, device=str(dev), n_leapfrog=n_leapfrog,
                gibbs_dt=gibbs_dt, ula_step_ms=t_u * 1e3, gibbs_step_ms=t_g * 1e3,
                ula_steps=n_u, gibbs_steps=n_g,
-               gibbs_step_size_mean=float(st_g.step_size.mean()), gibbs_acceptance=acc_g, code=k)
-    if exact is not None:
-        out.update(exact_step_ms=exact[3] * 1e3, exact_steps=exact[4])
-    for j, (name, xu, xg) in enumerate((("U00", U_u, U_g),
-                                        (f"code_{k}_fraction", F_u[..., k], F_g[..., k]))):
-        su, sg = _summ(xu, sec_u), _summ(xg, sec_g)
-        out[name] = dict(ula=su, gibbs_mala=sg, ess_per_s_ratio=sg["ess_per_s"] / su["ess_per_s"])
-        if exact is not None:
-            sx = _summ(exact[j] if j == 0 else exact[1][..., k], exact[2])
-            out[name].update(gibbs_exact=sx, exact_ess_per_s_ratio=sx["ess_per_s"] / su["ess_per_s"])
+               gibbs_step_size_mean=float(st_g.step_size.mean()), gibbs_acceptance=acc_g, code=k,
+               **exact_timing)
+    for name, pick in (("U00", lambda U, F: U), (f"code_{k}_fraction", lambda U, F: F[..., k])):
+        summ = {key: _summ(pick(U, F), sec) for key, (U, F, sec) in runs.items()}
+        ula_rate = summ["ula"]["ess_per_s"]
+        out[name] = dict(summ, ess_per_s_ratio=summ["gibbs_mala"]["ess_per_s"] / ula_rate)
+        if "gibbs_exact" in summ:
+            out[name]["exact_ess_per_s_ratio"] = summ["gibbs_exact"]["ess_per_s"] / ula_rate
     return out
 
 
