@@ -39,6 +39,7 @@ from ._langevin import (
 )
 from ._mala import mala_init, mala_step
 from ._mh import ExactPotential, MCMCState, mcmc_end_adaptation, mcmc_refresh
+from ._neuron_move import CODE_MOVE_MAX_M, sample_neuron_codes
 from ._philox import philox_normal_
 from ._scale_move import HOMOGENEOUS_ACTIVATIONS, sample_neuron_scales
 from ._tempering import (
@@ -70,6 +71,8 @@ __all__ = [
     "gibbs_linear_step",
     "HOMOGENEOUS_ACTIVATIONS",
     "sample_neuron_scales",
+    "sample_neuron_codes",
+    "CODE_MOVE_MAX_M",
     "LowAcceptanceError",
     "ExactPotential",
     "MCMCState",

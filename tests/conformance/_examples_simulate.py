@@ -540,6 +540,24 @@ E["simulate.gibbs_linear_step"] = ex(
     beta="pos_float",
     method="choice",
 )
+def _toy_code_posterior():
+    from richlazy.simulate import NetworkPosterior, NetworkSpec, orthogonal_toy_task
+
+    t = orthogonal_toy_task(6, 8, ratios=(0.5, 0.25, 0.25), y_plus=1.0, y_minus=0.5, seed=0)
+    return NetworkPosterior(NetworkSpec(N0=8, N=3, L=1, m=3, activation="sigmoid_erf"), t.X, t.Y,
+                            T=0.1, sigma_a2=1.0, project_inputs=True)
+
+
+E["simulate.sample_neuron_codes"] = ex(
+    lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
+                                 generator=_g(1), beta=0.5, n_fixed_point=2, n_grid=16,
+                                 grid_halfwidth=6.0))(_toy_code_posterior()),
+    theta="theta",  # a NaN chain is not an error: it stays NaN (diverged)
+    generator="generator",
+    beta="pos_float",
+    n_fixed_point="pos_int",
+    grid_halfwidth="pos_float",
+)
 E["simulate.sample_neuron_scales"] = ex(
     lambda t: (lambda post: dict(posterior=post, theta=post.sample_prior(2, generator=_g(0)),
                                  generator=_g(1)))(_linear_posterior("relu")),

@@ -53,6 +53,7 @@ EXEMPT: dict[str, str] = {
     "simulate.ACTIVATIONS": "constant tuple of activation names",
     "simulate.REGIMES": "constant tuple of regime names",
     "simulate.HOMOGENEOUS_ACTIVATIONS": "constant tuple of activation names",
+    "simulate.CODE_MOVE_MAX_M": "constant int (largest m for the default start readouts)",
     "simulate.PENTOMINO_PATCH": "constant int",
     "validate.PAPERS": "constant tuple of paper names",
     "validate.SUITES": "constant tuple of suite names",

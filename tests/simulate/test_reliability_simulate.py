@@ -174,6 +174,8 @@ def _stochastic_calls():
                                 lambda: S.sample_linear_layer(lpost, lth, 1, generator=None)),
         "sample_neuron_scales": (lambda: S.sample_neuron_scales(lpost, lth, generator=_gen()),
                                  lambda: S.sample_neuron_scales(lpost, lth, generator=None)),
+        "sample_neuron_codes": (lambda: S.sample_neuron_codes(ppost, pth, generator=_gen()),
+                                lambda: S.sample_neuron_codes(ppost, pth, generator=None)),
         "make_generator": (lambda: S.make_generator(1, "cpu"), lambda: S.make_generator(None, "cpu")),
         "init_gamma_mlp": (lambda: S.init_gamma_mlp(2, 3, 4, generator=_gen()),
                            lambda: S.init_gamma_mlp(2, 3, 4, generator=None)),
@@ -417,7 +419,8 @@ def test_theta_table_covers_every_public_theta_method():
     exempt = {"LangevinState.__init__", "Potential.grad", "langevin_init", "MCMCState.__init__",
               "ExactPotential.grad", "ExactPotential.energy", "mala_init", "hmc_init",
               "sample_readout", "readout_conditional",
-              "sample_linear_layer", "sample_neuron_scales"}  # tests/simulate/test_gibbs_linear.py
+              "sample_linear_layer", "sample_neuron_scales",  # tests/simulate/test_gibbs_linear.py
+              "sample_neuron_codes"}  # theta="theta" in tests/conformance/_examples_simulate.py
     missing = _names_with("theta") - covered - exempt
     assert not missing, f"add these public names to _theta_calls: {sorted(missing)}"
 

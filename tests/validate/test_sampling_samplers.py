@@ -103,3 +103,38 @@ def test_block_mask_and_prior_energy():
         post.block_mask("B")
     with pytest.raises(ValueError, match="names must name at least one block"):
         post.block_mask()
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_gibbs_hmc_with_code_moves_is_exact_on_the_linear_network(linear_exact):
+    """The code moves (``code_moves=True``) keep Gibbs-HMC exact: orthogonal inputs (N0 = 10,
+    P = 8), N = 8, T = 0.5; U = <|a|^2>/N within 4 batch-means SE of the quadrature."""
+    rng = np.random.default_rng(0)
+    X = np.sqrt(10) * np.linalg.qr(rng.standard_normal((10, 10)))[0][:, :8]
+    Y = np.where(np.arange(8) % 2 == 0, 1.0, -1.0)[:, None]
+    N, T, v = 8, 0.5, 1.0 / 8
+    U_ex, _ = linear_exact(X.T @ X / 10, Y[:, 0], N, T, v)
+    spec = NetworkSpec(N0=10, N=N, L=1, m=1, activation="linear")
+    post, run = sample_posterior(spec, X, Y, T=T, sigma_a2=v, dt=0.03, n_chains=16, n_steps=700,
+                                 burn_in=100, thin=2, observe=_observe, seed=5, device="cpu",
+                                 progress=False, sampler="gibbs-hmc", n_leapfrog=5, code_moves=True,
+                                 scale_moves=False)
+    m, se = batch_means(run.samples["U"].double().numpy())
+    assert abs(m - U_ex) < 4 * se, f"exact {U_ex:.5f}, with code moves {m:.5f} +- {se:.5f}"
+    assert se < 0.02 * U_ex
+
+
+def test_code_moves_arguments_are_checked():
+    X, Y = _task()  # P = N0: the inputs are not projected
+    kw = dict(T=0.5, sigma_a2=0.125, dt=0.03, n_chains=2, n_steps=4, burn_in=2, thin=1,
+              observe=_observe, seed=0, device="cpu", progress=False)
+    spec = NetworkSpec(N0=8, N=4, L=1, m=1, activation="sigmoid_erf")
+    with pytest.raises(TypeError, match="code_moves must be a bool"):
+        sample_posterior(spec, X, Y, sampler="gibbs-hmc", code_moves=1, **kw)
+    with pytest.raises(ValueError, match="code_moves needs sampler"):
+        sample_posterior(spec, X, Y, sampler="ula", code_moves=True, **kw)
+    with pytest.raises(ValueError, match="code_moves needs sampler"):
+        sample_posterior(NetworkSpec(N0=8, N=4, L=2, m=1, activation="sigmoid_erf"), X, Y,
+                         sampler="gibbs-hmc", code_moves=True, **kw)
+    with pytest.raises(ValueError, match="code_moves needs orthogonal"):
+        sample_posterior(spec, X, Y, sampler="gibbs-hmc", code_moves=True, **kw)

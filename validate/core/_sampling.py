@@ -31,6 +31,7 @@ from richlazy.simulate import (
     paper_step_size,
     resolve_device,
     run_chain,
+    sample_neuron_codes,
     sample_neuron_scales,
 )
 
@@ -72,6 +73,7 @@ def sample_posterior(
     n_leapfrog: int = 10,
     adapt_steps: int | None = None,
     scale_moves: bool | None = None,
+    code_moves: bool = False,
 ):
     """Sample the posterior of ``spec`` on (X, Y) with ``n_chains`` independent Langevin chains.
 
@@ -100,6 +102,12 @@ def sample_posterior(
     rescaling symmetry of a positively homogeneous activation (linear, ReLU;
     :func:`richlazy.simulate.sample_neuron_scales`), the direction blockwise moves are slowest
     along. None (default): on exactly when the activation is homogeneous.
+
+    ``code_moves``: with "gibbs-hmc", also one sweep of exact single-neuron code moves per
+    transition (:func:`richlazy.simulate.sample_neuron_codes`: each neuron's incoming weights
+    proposed from a mixture over codes with the other readouts integrated out), for L = 1
+    networks on orthogonal training inputs with ``project_inputs=True`` (the orthogonal toy task),
+    where codes otherwise freeze at low T. Default False.
 
     ``anneal_from``/``anneal_steps``: optional simulated annealing inside the burn-in. The
     rescaled temperature falls geometrically from ``anneal_from`` to ``T`` over the first
@@ -130,6 +138,11 @@ def sample_posterior(
         raise ValueError(f"scale_moves needs sampler 'gibbs-hmc' or 'gibbs-exact' and an activation in "
                          f"{HOMOGENEOUS_ACTIVATIONS}, got sampler={sampler!r}, activation="
                          f"{spec.activation!r}")
+    if not isinstance(code_moves, bool):
+        raise TypeError(f"code_moves must be a bool, got {code_moves!r}")
+    if code_moves and (sampler != "gibbs-hmc" or spec.L != 1):
+        raise ValueError(f"code_moves needs sampler 'gibbs-hmc' and one hidden layer, got sampler="
+                         f"{sampler!r}, L = {spec.L}")
     if sampler == "gibbs-exact" and spec.activation != "linear":
         raise ValueError(f"sampler 'gibbs-exact' needs a linear network (exact conditionals of the "
                          f"hidden layers), got activation {spec.activation!r}; use 'gibbs-hmc'")
@@ -141,6 +154,11 @@ def sample_posterior(
     dev = resolve_device(device)
     post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
                             project_inputs=project_inputs)
+    if code_moves:
+        R = post.input_coordinates  # diagonal exactly when the training inputs are orthogonal
+        if R is None or bool((R - torch.diag(torch.diagonal(R))).abs().max() > 1e-12 * R.abs().max()):
+            raise ValueError("code_moves needs orthogonal training inputs (X's columns) and "
+                             "project_inputs=True; set code_moves=False for these inputs")
     gen = make_generator(seed, dev)
     theta0 = post.sample_prior(n_chains, generator=gen)
     theta0 = theta0 if init is None else init(post, theta0)
@@ -160,6 +178,9 @@ def sample_posterior(
                                adapt=s.step < adapt_steps)
             if scale_moves:  # the readout draw and refresh below follow, so no cache goes stale
                 theta, info["scale_acceptance"] = sample_neuron_scales(post, s.theta, generator=g)
+                s = replace(s, theta=theta)
+            if code_moves:  # likewise followed by the readout draw and the refresh
+                theta, info["code_acceptance"] = sample_neuron_codes(post, s.theta, generator=g)
                 s = replace(s, theta=theta)
             return s, info
 
@@ -183,6 +204,7 @@ def sample_posterior(
                   **({} if sampler == "ula" else dict(sampler=sampler, n_leapfrog=n_leapfrog,
                                                       adapt_steps=adapt_steps)),
                   **(dict(scale_moves=True) if scale_moves else {}),
+                  **(dict(code_moves=True) if code_moves else {}),
                   **({} if anneal_from is None else dict(anneal_from=anneal_from, anneal_steps=anneal_steps)),
                   **({} if init is None else dict(init=init_label or getattr(init, "__name__", "custom"))),
                   data=float(np.asarray(X).sum() + np.asarray(Y).sum()))

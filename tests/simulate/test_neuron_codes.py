@@ -1,0 +1,169 @@
+"""The exact single-neuron code move (``sample_neuron_codes``) of one-hidden-layer networks on
+orthogonal inputs.
+
+The reference is computed here from the definition of the posterior, independently of the move:
+for N = P = 2 the readout integrates out in closed form (each output column is
+Y_r ~ N(0, kappa H^T H + I/beta)), so the posterior of the four hidden weights is a 4-D density
+that a tensor-product quadrature integrates; the readout's moments follow from its Gaussian
+conditional at every node. A chain made of the move alone (it also redraws the readout) must
+reproduce those moments within 4 batch-means standard errors.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from richlazy.simulate import (
+    NetworkPosterior,
+    NetworkSpec,
+    make_generator,
+    orthogonal_toy_task,
+    sample_neuron_codes,
+)
+from richlazy.validate.stats import batch_means
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def _small(activation, regime, m, *, T=0.05, sigma_a2=1.0):
+    task = orthogonal_toy_task(2, 4, ratios=(0.5, 0.5), seed=3)
+    Y = np.array([[0.8, -0.3], [-0.3, 0.5]])[:, :m]
+    spec = NetworkSpec(N0=4, N=2, L=1, m=m, activation=activation, regime=regime)
+    return NetworkPosterior(spec, task.X, Y, T=T, sigma_a2=sigma_a2, project_inputs=True)
+
+
+def _phi(activation, z):
+    if activation == "sigmoid_erf":
+        from scipy.special import erf
+        return 0.5 * (1.0 + erf(math.sqrt(math.pi) * z / 2.0))
+    return np.maximum(z, 0.0)
+
+
+def _quadrature_moments(post, n=41, half=6.0):
+    """E[mean w^2], E[mean phi(z)], E[phi(z_11) phi(z_21)] and E[|A|^2 / N] by quadrature."""
+    N, P, m = 2, 2, post.spec.m
+    s, beta, sa2 = post.spec.readout_scale, post.beta, post.sigma_a2
+    kappa = s * s * sa2
+    d = np.diag(post.input_coordinates.numpy()) / math.sqrt(post.spec.N0)
+    Y = post.Y.numpy()
+    x = np.linspace(-half, half, n)
+    w = np.stack(np.meshgrid(x, x, x, x, indexing="ij"), -1).reshape(-1, N, P)   # (G, N, P)
+    H = _phi(post.spec.activation, w * d)
+    Sig = kappa * np.einsum("gip,giq->gpq", H, H) + np.eye(P) / beta
+    inv, logdet = np.linalg.inv(Sig), np.linalg.slogdet(Sig)[1]
+    logp = (-0.5 * (w ** 2).sum((1, 2)) - 0.5 * m * logdet
+            - 0.5 * np.einsum("pr,gpq,qr->g", Y, inv, Y))
+    wt = np.exp(logp - logp.max())
+    wt /= wt.sum()
+    # readout given W: precision I/sigma_a2 + beta s^2 H H^T (N x N), mean C beta s H Y
+    C = np.linalg.inv(np.eye(N) / sa2 + beta * s * s * np.einsum("gip,gjp->gij", H, H))
+    mu = beta * s * np.einsum("gij,gjp,pr->gir", C, H, Y)
+    A2 = ((mu ** 2).sum((1, 2)) + m * np.trace(C, axis1=1, axis2=2)) / N
+    return np.array([wt @ (w ** 2).mean((1, 2)), wt @ H.mean((1, 2)), wt @ (H[:, 0, 0] * H[:, 1, 0]),
+                     wt @ A2])
+
+
+@pytest.mark.parametrize("activation,regime,m", [("sigmoid_erf", "nonlazy", 1), ("relu", "lazy", 2)])
+def test_the_move_alone_samples_the_exact_posterior(activation, regime, m):
+    post = _small(activation, regime, m)
+    ref = _quadrature_moments(post)
+    g = make_generator(5, "cpu")
+    theta = post.sample_prior(16, generator=g)
+    recs, accs = [], []
+    for k in range(1700):
+        theta, acc = sample_neuron_codes(post, theta, generator=g)
+        if k >= 200:
+            p = post.unflatten(theta)
+            H = post.phi(post.preactivations(theta)[0])
+            recs.append(torch.stack([p["W1"].square().mean((1, 2)), H.mean((1, 2)), H[:, 0, 0] * H[:, 1, 0],
+                                     p["A"].square().sum((1, 2)) / 2], -1).numpy())
+            accs.append(acc.numpy())
+    mean, se = batch_means(np.array(recs), n_batches=10)
+    assert np.all(np.abs(mean - ref) < 4 * se), (mean, ref, se)
+    assert np.all(se < 0.03 * np.abs(ref))  # the comparison resolves a few per cent
+    assert 0.2 < np.mean(accs) <= 1.0
+
+
+def test_the_move_changes_codes_of_the_sigmoid_toy_and_keeps_a_valid_state():
+    task = orthogonal_toy_task(30, 40, ratios=(0.5, 0.25, 0.25), y_plus=1.0, y_minus=0.5, seed=0)
+    post = NetworkPosterior(NetworkSpec(N0=40, N=30, L=1, m=3, activation="sigmoid_erf"), task.X,
+                            task.Y, T=0.01, sigma_a2=1 / 30, project_inputs=True)
+    g = make_generator(2, "cpu")
+    theta = post.sample_prior(2, generator=g)
+    theta[1] = float("nan")
+    new, acc = sample_neuron_codes(post, theta, generator=g)
+    assert torch.isnan(new[1]).all() and acc[1] == 0  # a diverged chain stays as it is
+    assert torch.isfinite(new[0]).all() and 0 < acc[0] <= 1
+    assert not torch.equal(new[0], theta[0])
+    before = theta.clone()
+    sample_neuron_codes(post, theta, generator=g)
+    assert torch.equal(theta[0], before[0])  # the input is not modified
+
+
+def test_same_generator_state_gives_the_same_sweep():
+    post = _small("sigmoid_erf", "nonlazy", 2)
+    th = post.sample_prior(3, generator=make_generator(1, "cpu"))
+    a, _ = sample_neuron_codes(post, th, generator=make_generator(9, "cpu"))
+    b, _ = sample_neuron_codes(post, th, generator=make_generator(9, "cpu"))
+    assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(n_grid=4), ValueError, "n_grid"),
+    (dict(grid_halfwidth=0.0), ValueError, "grid_halfwidth"),
+    (dict(n_fixed_point=0), ValueError, "n_fixed_point"),
+    (dict(readouts=torch.ones(3, 5)), ValueError, "readouts"),
+    (dict(readouts=[[1.0, 1.0]]), TypeError, "readouts"),
+    (dict(beta=-1.0), ValueError, "beta"),
+    (dict(generator=None), TypeError, "generator"),
+])
+def test_bad_arguments_name_the_argument(kwargs, exc, match):
+    post = _small("sigmoid_erf", "nonlazy", 2)
+    th = post.sample_prior(2, generator=make_generator(1, "cpu"))
+    kw = dict(generator=make_generator(2, "cpu"))
+    kw.update(kwargs)
+    with pytest.raises(exc, match=match):
+        sample_neuron_codes(post, th, **kw)
+
+
+def test_networks_the_move_does_not_cover_are_refused():
+    task = orthogonal_toy_task(4, 6, ratios=(0.5, 0.5), seed=1)
+    deep = NetworkPosterior(NetworkSpec(N0=6, N=3, L=2, m=2, activation="sigmoid_erf"), task.X, task.Y,
+                            T=0.1, sigma_a2=1.0, project_inputs=True)
+    dense = NetworkPosterior(NetworkSpec(N0=6, N=3, L=1, m=2, activation="sigmoid_erf"), task.X, task.Y,
+                             T=0.1, sigma_a2=1.0, project_inputs=False)
+    g = make_generator(0, "cpu")
+    with pytest.raises(ValueError, match="one hidden layer"):
+        sample_neuron_codes(deep, deep.sample_prior(1, generator=g), generator=g)
+    with pytest.raises(ValueError, match="orthogonal"):
+        sample_neuron_codes(dense, dense.sample_prior(1, generator=g), generator=g)
+    wide = NetworkPosterior(NetworkSpec(N0=6, N=3, L=1, m=5, activation="sigmoid_erf"), task.X,
+                            np.zeros((4, 5)), T=0.1, sigma_a2=1.0, project_inputs=True)
+    with pytest.raises(ValueError, match="readouts"):
+        sample_neuron_codes(wide, wide.sample_prior(1, generator=g), generator=g)
+
+
+def test_checkpoint_resume_of_code_sweeps_is_bit_exact(tmp_path):
+    from dataclasses import replace
+
+    from richlazy.simulate import langevin_init, run_chain
+    post = _small("sigmoid_erf", "nonlazy", 2)
+
+    def step(s, g):
+        theta, acc = sample_neuron_codes(post, s.theta, generator=g)
+        return replace(s, theta=theta, step=s.step + 1), {"code_acceptance": acc}
+
+    def go(path, n):
+        g = make_generator(7)
+        return run_chain(langevin_init(post.sample_prior(3, generator=g)), step, n_steps=n, burn_in=5,
+                         thin=5, generator=g, checkpoint_path=path, checkpoint_every=10,
+                         config={"case": "neuron-codes"}, progress=False,
+                         observe=lambda s: {"f": post.outputs(s.theta)})
+
+    ref = go(None, 40)
+    go(tmp_path / "ck.pt", 20)
+    resumed = go(tmp_path / "ck.pt", 40)
+    assert resumed.resumed_from in (10, 20)
+    assert torch.equal(resumed.state.theta, ref.state.theta)
+    assert torch.equal(resumed.samples["f"], ref.samples["f"])
