@@ -237,6 +237,13 @@ class NetworkPosterior:
         inputs are projected, else None."""
         return self._Xin if self.projected else None
 
+    @property
+    def orthogonal_inputs(self) -> bool:
+        """True when the inputs are projected and the training inputs are orthogonal (then
+        :attr:`input_coordinates` is diagonal and every first-layer weight drives one training
+        preactivation: what :func:`richlazy.simulate.sample_neuron_codes` needs)."""
+        return self._X1_diag is not None
+
     def _theta(self, theta):
         """``theta`` checked to be an (E, D) tensor of the posterior's dtype and device."""
         return check_theta(theta, self.D, dtype=self.dtype, device=self.device)

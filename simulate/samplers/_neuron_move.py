@@ -80,7 +80,7 @@ def _check_move_posterior(posterior):
     if posterior.spec.L != 1:
         raise ValueError(f"the neuron code move needs one hidden layer; posterior.spec.L is "
                          f"{posterior.spec.L}")
-    if posterior._X1_diag is None:
+    if not posterior.orthogonal_inputs:
         raise ValueError("the neuron code move needs orthogonal training inputs and a posterior built "
                          "with project_inputs=True (then a neuron's preactivations are independent "
                          "coordinates); these inputs are not orthogonal or not projected")
@@ -178,8 +178,9 @@ def sample_neuron_codes(posterior, theta: torch.Tensor, *, generator: torch.Gene
         cav = _Cavity(Sinv, v, den, kappa, SY, Sdiag)
         # the auxiliary readout of neuron i, exactly from p(a | w, W_{-i})
         q_old = hv / den
+        g_old = torch.einsum("ep,epm->em", h_old, SY)
         prec = inv_sa2 + s * s * q_old
-        a_aux = (s * torch.einsum("ep,epm->em", h_old, SY) / prec[:, None]
+        a_aux = (s * g_old / prec[:, None]
                  + torch.randn(E, m, generator=generator, device=dev, dtype=f64) / prec.sqrt()[:, None])
         comps = _components(cav, start, n_fp, s, inv_sa2, log_prior_grid, Phi, Phi2, sw, zeta, log_cell)
         a_k, h0, chol_p, log_pi = comps
@@ -192,18 +193,18 @@ def sample_neuron_codes(posterior, theta: torch.Tensor, *, generator: torch.Gene
         lf_new = cav.tables(a_new[:, None], h0[ar, kk][:, None], s, log_prior_grid, Phi, Phi2)[0][:, 0]
         w_new = _draw_cells(lf_new, zeta, delta, sw, generator)
         h_new = phi(w_new * d)
-        log_r = (cav.log_joint(a_new, w_new, h_new, s, sw, inv_sa2)
+        un = cav.S_times(h_new)                                 # S h', reused by the update
+        q_new = (h_new * un).sum(1)
+        g_new = torch.einsum("ep,epm->em", h_new, SY)
+        log_r = (_log_joint(a_new, w_new, g_new, q_new, s, sw, inv_sa2)
                  - _log_proposal(cav, comps, a_new, w_new, s, log_prior_grid, Phi, Phi2, sw, h, delta,
                                  n_grid, log_cell)
-                 - cav.log_joint(a_aux, w_old, h_old, s, sw, inv_sa2)
+                 - _log_joint(a_aux, w_old, g_old, q_old, s, sw, inv_sa2)
                  + _log_proposal(cav, comps, a_aux, w_old, s, log_prior_grid, Phi, Phi2, sw, h, delta,
                                  n_grid, log_cell))
         r = torch.rand(E, generator=generator, device=dev, dtype=f64)
         acc = (torch.log(r) < log_r) & finite                  # NaN or -inf: rejected
         if bool(acc.any()):
-            un = cav.S_times(h_new)
-            q_new = (h_new * un).sum(1)
-            g_new = torch.einsum("ep,epm->em", h_new, SY)
             # Sigma'^{-1} = S - kappa u u^T / (1 + kappa h'^T S h'),  u = S h'
             S_new = (Sinv + kappa * v[:, :, None] * v[:, None, :] / den[:, None, None]
                      - kappa * un[:, :, None] * un[:, None, :] / (1.0 + kappa * q_new)[:, None, None])
@@ -248,13 +249,12 @@ class _Cavity:
         pr = pr / z
         return lf - torch.log(z), (pr * Phi).sum(-1), (pr * Phi2).sum(-1)
 
-    def log_joint(self, a, w, hh, s, sw, inv_sa2):
-        """log p(w, a | W_{-i}) up to a constant (module doc)."""
-        g = torch.einsum("ep,epm->em", hh, self.SY)
-        q = (hh * self.S_times(hh)).sum(-1)
-        a2 = a.square().sum(1)
-        return (-0.5 * w.square().sum(1) / sw ** 2 - 0.5 * a2 * inv_sa2 + s * (a * g).sum(1)
-                - 0.5 * s * s * a2 * q)
+
+def _log_joint(a, w, g, q, s, sw, inv_sa2):
+    """log p(w, a | W_{-i}) up to a constant (module doc), given g = h^T S Y and q = h^T S h."""
+    a2 = a.square().sum(1)
+    return (-0.5 * w.square().sum(1) / sw ** 2 - 0.5 * a2 * inv_sa2 + s * (a * g).sum(1)
+            - 0.5 * s * s * a2 * q)
 
 
 def _components(cav, start, n_fp, s, inv_sa2, log_prior_grid, Phi, Phi2, sw, zeta, log_cell):

@@ -133,6 +133,7 @@ def test_networks_the_move_does_not_cover_are_refused():
                             T=0.1, sigma_a2=1.0, project_inputs=True)
     dense = NetworkPosterior(NetworkSpec(N0=6, N=3, L=1, m=2, activation="sigmoid_erf"), task.X, task.Y,
                              T=0.1, sigma_a2=1.0, project_inputs=False)
+    assert deep.orthogonal_inputs and not dense.orthogonal_inputs
     g = make_generator(0, "cpu")
     with pytest.raises(ValueError, match="one hidden layer"):
         sample_neuron_codes(deep, deep.sample_prior(1, generator=g), generator=g)

@@ -154,11 +154,9 @@ def sample_posterior(
     dev = resolve_device(device)
     post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
                             project_inputs=project_inputs)
-    if code_moves:
-        R = post.input_coordinates  # diagonal exactly when the training inputs are orthogonal
-        if R is None or bool((R - torch.diag(torch.diagonal(R))).abs().max() > 1e-12 * R.abs().max()):
-            raise ValueError("code_moves needs orthogonal training inputs (X's columns) and "
-                             "project_inputs=True; set code_moves=False for these inputs")
+    if code_moves and not post.orthogonal_inputs:
+        raise ValueError("code_moves needs orthogonal training inputs (X's columns) and "
+                         "project_inputs=True; set code_moves=False for these inputs")
     gen = make_generator(seed, dev)
     theta0 = post.sample_prior(n_chains, generator=gen)
     theta0 = theta0 if init is None else init(post, theta0)
