@@ -64,15 +64,23 @@ def _quadrature_moments(post, n=41, half=6.0):
                      wt @ A2])
 
 
-@pytest.mark.parametrize("activation,regime,m", [("sigmoid_erf", "nonlazy", 1), ("relu", "lazy", 2)])
-def test_the_move_alone_samples_the_exact_posterior(activation, regime, m):
+# the third case: five arbitrary start readouts of which the two best distinct ones are kept, and
+# coarse grids whose cells are wide (log-linear cells with steep slopes)
+_FEW = dict(readouts=torch.tensor([[1.0, 0.0], [-1.0, 0.5], [0.3, -2.0], [1.0, 0.01], [0.0, 0.0]]),
+            max_components=2, n_grid=12, n_grid_fixed_point=8)
+
+
+@pytest.mark.parametrize("activation,regime,m,options", [("sigmoid_erf", "nonlazy", 1, {}),
+                                                         ("relu", "lazy", 2, {}),
+                                                         ("sigmoid_erf", "nonlazy", 2, _FEW)])
+def test_the_move_alone_samples_the_exact_posterior(activation, regime, m, options):
     post = _small(activation, regime, m)
     ref = _quadrature_moments(post)
     g = make_generator(5, "cpu")
     theta = post.sample_prior(16, generator=g)
     recs, accs = [], []
     for k in range(1700):
-        theta, acc = sample_neuron_codes(post, theta, generator=g)
+        theta, acc = sample_neuron_codes(post, theta, generator=g, **options)
         if k >= 200:
             p = post.unflatten(theta)
             H = post.phi(post.preactivations(theta)[0])
@@ -113,6 +121,8 @@ def test_same_generator_state_gives_the_same_sweep():
     (dict(n_grid=4), ValueError, "n_grid"),
     (dict(grid_halfwidth=0.0), ValueError, "grid_halfwidth"),
     (dict(n_fixed_point=0), ValueError, "n_fixed_point"),
+    (dict(n_grid_fixed_point=2), ValueError, "n_grid_fixed_point"),
+    (dict(max_components=0), ValueError, "max_components"),
     (dict(readouts=torch.ones(3, 5)), ValueError, "readouts"),
     (dict(readouts=[[1.0, 1.0]]), TypeError, "readouts"),
     (dict(beta=-1.0), ValueError, "beta"),
