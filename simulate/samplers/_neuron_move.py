@@ -205,15 +205,16 @@ def sample_neuron_codes(posterior, theta: torch.Tensor, *, generator: torch.Gene
             chol_p[ar, kk].transpose(-1, -2), eye_m.expand(E, m, m), upper=True)
         xi = torch.randn(E, m, 1, generator=generator, device=dev, dtype=f64)
         a_new = a_k[ar, kk] + (chol_c @ xi)[..., 0]
-        f_new, mass_new = fine.log_edges(*cav.coefficients(a_new[:, None], h0[ar, kk][:, None],
-                                                            Sh0[ar, kk][:, None]))
-        w_new = fine.draw(f_new, mass_new, generator)
+        # every component's tables at a': the drawn component's slice is the draw's density, and
+        # all of them give q(w', a') below
+        f_new, mass_new = _tables_at(cav, comps, a_new, fine)
+        w_new = fine.draw(f_new[:, ar, kk][:, :, None], mass_new[:, ar, kk][:, :, None], generator)
         h_new = phi(w_new * d)
         un = cav.S_times(h_new)                                 # S h', reused by the update
         q_new = (h_new * un).sum(1)
         g_new = torch.einsum("ep,epm->em", h_new, SY)
         log_r = (_log_joint(a_new, w_new, g_new, q_new, s, sw, inv_sa2)
-                 - _log_proposal(cav, comps, a_new, w_new, fine)
+                 - _log_proposal(cav, comps, a_new, w_new, fine, f_new)
                  - _log_joint(a_aux, w_old, g_old, q_old, s, sw, inv_sa2)
                  + _log_proposal(cav, comps, a_aux, w_old, fine))
         r = torch.rand(E, generator=generator, device=dev, dtype=f64)
@@ -345,13 +346,12 @@ class _Cavity:
             (xf * self.v[:, None]).sum(-1) / self.den[:, None])[..., None] * self.v[:, None]
         return out.reshape(x.shape)
 
-    def coefficients(self, a, h0, Sh0=None):
+    def coefficients(self, a, h0, Sh0):
         """The coefficients (lin, quad), each (E, K, P), of phi and -phi^2 in the log density of
         each coordinate's proposal at readouts a (E, K, m), h^T S h linearised around h0
-        (E, K, P) (module doc); Sh0 = S h0 if known."""
+        (E, K, P) (module doc), given Sh0 = S h0."""
         s = self.s
         c = s * s * a.square().sum(-1)                                  # (E, K)
-        Sh0 = self.S_times(h0) if Sh0 is None else Sh0
         lin = (s * torch.einsum("ekm,epm->ekp", a, self.SY)
                - c[..., None] * (Sh0 - self.Sdiag[:, None] * h0))
         return lin, 0.5 * c[..., None] * self.Sdiag[:, None]
@@ -442,12 +442,20 @@ def _components(cav, start, n_fp, inv_sa2, coarse, k_max):
     return a_k, h0, Sh0, chol_p, torch.log_softmax(elbo, 1)
 
 
-def _log_proposal(cav, comps, a, w, grid):
-    """log q(a, w) of the mixture proposal; -inf for w outside the grid."""
-    a_k, h0, Sh0, chol_p, log_pi = comps
-    E, K, P = h0.shape
+def _tables_at(cav, comps, a, grid):
+    """The coordinates' proposal tables (:meth:`_Grid.log_edges`) of every component at readout
+    a (E, m)."""
+    _, h0, Sh0, _, _ = comps
+    E, K, _ = h0.shape
+    return grid.log_edges(*cav.coefficients(a[:, None].expand(E, K, a.shape[1]), h0, Sh0))
+
+
+def _log_proposal(cav, comps, a, w, grid, f=None):
+    """log q(a, w) of the mixture proposal; -inf for w outside the grid. ``f``: the edge log
+    densities of :func:`_tables_at` at a, if already computed."""
+    a_k, _, _, chol_p, log_pi = comps
     m = a.shape[1]
-    lw = grid.log_density(grid.log_edges(*cav.coefficients(a[:, None].expand(E, K, m), h0, Sh0))[0], w)
+    lw = grid.log_density(_tables_at(cav, comps, a, grid)[0] if f is None else f, w)
     # N(a; a_k, _INFLATE prec^{-1}) with prec = chol_p chol_p^T
     r = ((chol_p.transpose(-1, -2) @ (a[:, None] - a_k)[..., None])[..., 0]).square().sum(-1)
     la = (-0.5 * r / _INFLATE + torch.log(torch.diagonal(chol_p, dim1=-2, dim2=-1)).sum(-1)
