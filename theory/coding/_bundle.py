@@ -42,6 +42,12 @@ _N_PERTURB = 8  # perturbations per size
 _RANDOM_EVERY = 10  # bundle iterations between oracle calls with random starts
 _CHECK_EVERY = 100  # bundle iterations between certificate checks (once the decrease is small)
 _CHECK_DECREASE = 1e-6  # ... namely once the predicted decrease is below this times 1 + |f|
+_HOP_TOP = 20  # basin hopping perturbs the best this many maxima ...
+_HOP_PER = 8  # ... this many times each, in each of two ways, per round
+_HOP_PATIENCE = 12  # the certificate's basin hopping stops after this many rounds without gain
+_HOP_ROUNDS = 60  # ... or after this many rounds
+_HOP_KEEP = 200  # basin hopping returns at most this many maxima (the best ones)
+_CERT_HOP_RUNS = 12  # independent basin-hopping runs in each certificate search
 GAP_RTOL = 1e-5  # certified iff the duality gap is <= GAP_RTOL (1 + |f|) ...
 OUTPUT_ATOL = 1e-4  # ... and the codes' output constraint holds to this max-abs residual
 
@@ -188,14 +194,14 @@ def _restricted_dual(Phi, c, Y, w):
 
 class _Oracle:
     """Global search for the maxima of Q_t: Newton ascent from the known atoms, the class
-    patterns and ``n_random`` random sign patterns and Gaussian points (a multi-start search,
-    not an exhaustive one)."""
+    patterns and ``n_random`` random sign patterns and Gaussian points, optionally followed by
+    basin hopping (:meth:`hop`). A multi-start search, not an exhaustive one."""
 
     def __init__(self, neuron, Y, n_random, rng):
         self.neuron, self.n_random, self.rng = neuron, n_random, rng
         self.patterns = neuron.to_u(1.5 * (2.0 * _class_patterns(Y) - 1.0))
 
-    def __call__(self, t, warm, n_random=None):
+    def __call__(self, t, warm, n_random=None, hop_rounds=0, patience=None):
         k = self.n_random if n_random is None else n_random
         nr, P = self.neuron, self.neuron.P
         starts = [self.patterns,
@@ -203,7 +209,57 @@ class _Oracle:
                   self.rng.standard_normal((k, nr.r))]
         if warm is not None and len(warm):
             starts.insert(0, warm)
-        return nr.local_maxima(t, np.vstack(starts))
+        U, Q = nr.local_maxima(t, np.vstack(starts))
+        if hop_rounds:
+            U, Q = self.hop(t, U, Q, rounds=hop_rounds, patience=patience)
+        return U, Q
+
+    def hop(self, t, U, Q, *, rounds, patience=None):
+        """Basin hopping (iterated local search) from the maxima (U, Q), sorted by decreasing Q.
+
+        Each round perturbs each of the best _HOP_TOP maxima _HOP_PER times in two ways: u plus
+        Gaussian noise of size 1, 2 or 3 (whitened units), and z = B u with each sign flipped
+        with probability 0.05, 0.1 or 0.2; Newton ascent from all of them; the union is kept.
+        Stops after ``rounds`` rounds, or earlier after ``patience`` rounds in a row without a
+        higher best maximum. Returns every distinct maximum found, sorted by decreasing Q.
+
+        Why: at P = 100 on digits (rank K0 = 54) the landscape of Q_t has thousands of local
+        maxima (2000 random starts find 1999 distinct ones) and more random starts keep finding
+        higher ones; basin hopping from the best ones reaches a higher maximum than 2000 starts,
+        the same one from six independent seeds (docs/coding_sigmoid.md)."""
+        nr, rng = self.neuron, self.rng
+        best, still = Q[0], 0
+        for _ in range(rounds):
+            top = U[:_HOP_TOP]
+            n = len(top) * _HOP_PER
+            size = rng.choice(np.array([1.0, 2.0, 3.0]), size=(n, 1))
+            moved = np.repeat(top, _HOP_PER, axis=0) + size * rng.standard_normal((n, nr.r))
+            Z = np.repeat(top @ nr.B.T, _HOP_PER, axis=0)
+            p_flip = rng.choice(np.array([0.05, 0.1, 0.2]), size=(n, 1))
+            flipped = nr.to_u(np.where(rng.random(Z.shape) < p_flip, -Z, Z))
+            U2, Q2 = nr.local_maxima(t, np.vstack([moved, flipped]))
+            U, Q = _union_maxima(U, Q, U2, Q2)
+            if Q[0] > best + 1e-12 * (1.0 + abs(best)):
+                best, still = Q[0], 0
+            else:
+                still += 1
+                if patience is not None and still >= patience:
+                    break
+        return U, Q
+
+
+def _union_maxima(U1, Q1, U2, Q2, dedup=1e-6, keep_max=_HOP_KEEP):
+    """The best ``keep_max`` maxima of both lists, duplicates (max-abs distance <=
+    dedup (1 + |u|)) removed, sorted by decreasing Q."""
+    U, Q = np.vstack([U1, U2]), np.concatenate([Q1, Q2])
+    order = np.argsort(-Q, kind="stable")[:2 * keep_max]
+    U, Q = U[order], Q[order]
+    keep = np.ones(len(Q), dtype=bool)
+    for i in range(1, len(Q)):
+        near = np.max(np.abs(U[:i][keep[:i]] - U[i]), axis=1)
+        if np.any(near <= dedup * (1.0 + np.max(np.abs(U[i])))):
+            keep[i] = False
+    return U[keep][:keep_max], Q[keep][:keep_max]
 
 
 def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, certify=None,
@@ -262,9 +318,11 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, 
                            f"{_relative_gap(cert):.1e}, output residual {cert['out_res']:.1e})")
                 return t_c, f_c, atoms, w, it + 1, True, list(archive), cert
         # warm starts from every cut, so that f(t_new) >= the model there (ascent from u_k only
-        # raises Q_t(u_k) = q_k(t_new)); random starts on every _RANDOM_EVERY-th iteration
-        # only: a maximum missed in between is caught by the final search (restart)
-        U, Q = oracle(t_new, atoms, n_random=None if it % _RANDOM_EVERY == 0 else 0)
+        # raises Q_t(u_k) = q_k(t_new)); random starts and one round of basin hopping on every
+        # _RANDOM_EVERY-th iteration only: a maximum missed in between is caught by the
+        # certificate's search (restart)
+        wide = it % _RANDOM_EVERY == 0
+        U, Q = oracle(t_new, atoms, n_random=None if wide else 0, hop_rounds=int(wide))
         f_new = Q[0] - np.sum(t_new * Y)
         serious = f_c - f_new >= 0.1 * (f_c - model)
         age = np.where(w > 1e-7, 0, age + 1)
@@ -337,18 +395,22 @@ def _certified(cert):
 
 
 def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=False):
-    """Certificate at the centre t_c: ``upper`` = f(t_c) from a global search with five times
-    the random starts (its maxima U_all, Q_all), the codes at t_c (``_codes_at``) and ``lower``,
-    the restricted problem (tau -> inf) over all atoms, the search's maxima, the replaced cuts
-    and the codes' continuations at perturbed centres t_c + d (mixtures of these nearby atoms
-    approximate the optimal code positions to second order in |d|). ``early``: a check during
-    the iterations; the search and the bound (seconds, with about a thousand candidate atoms)
-    are skipped while the codes' output residual alone already fails (``lower`` = -inf)."""
+    """Certificate at the centre t_c: ``upper`` = f(t_c) from a global search (five times the
+    random starts and basin hopping from the atoms carrying weight, plus _CERT_HOP_RUNS - 1
+    independent basin-hopping runs from fresh random starts; its maxima U_all, Q_all), the
+    codes at t_c (``_codes_at``) and ``lower``, the restricted problem (tau -> inf) over all
+    atoms, the search's maxima, the replaced cuts and the codes' continuations at perturbed
+    centres t_c + d (mixtures of these nearby atoms approximate the optimal code positions to
+    second order in |d|). ``early``: a check during the iterations; the search and the bound
+    (seconds, with about a thousand candidate atoms) are skipped while the codes' output
+    residual alone already fails (``lower`` = -inf), and the independent runs while the
+    certificate fails without them."""
     U, Pg, Q, out_res, norm_res = _codes_at(neuron, Y, t_c, atoms, w, 1e-9)
     if early and not out_res <= OUTPUT_ATOL:
         return dict(t=t_c, upper=-np.inf, lower=-np.inf, U=U, Pg=Pg, Q=Q, out_res=out_res,
                     norm_res=norm_res)
-    U_all, Q_all = oracle(t_c, atoms[w > 1e-9], n_random=5 * n_random)
+    U_all, Q_all = oracle(t_c, atoms[w > 1e-9], n_random=5 * n_random, hop_rounds=_HOP_ROUNDS,
+                          patience=_HOP_PATIENCE)
     cand = [atoms, U_all] + ([np.array(archive)] if archive else [])
     scale = np.sqrt(np.mean(t_c**2))
     for eps in _PERTURB:
@@ -360,9 +422,20 @@ def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=Fals
     c = 0.5 * np.sum(cand * cand, axis=1)
     w_r, _t_r = _simplex_subproblem(Phi, c, Y, t_c, 1e12,
                                    np.concatenate([w, np.zeros(len(cand) - len(w))]))
-    return dict(t=t_c, U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y),
+    cert = dict(t=t_c, U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y),
                 lower=_restricted_dual(Phi, c, Y, w_r), U=U, Pg=Pg, Q=Q, out_res=out_res,
                 norm_res=norm_res)
+    if early and not _certified(cert):
+        return cert
+    # before a certificate is granted (and at the final check): independent basin-hopping runs
+    # from fresh random starts, since hopping stays near where it starts. A higher maximum they
+    # find raises ``upper`` (the caller then adds it as a cut); the lower bound stays valid.
+    for _ in range(_CERT_HOP_RUNS - 1):
+        U_i, Q_i = oracle(t_c, None, n_random=n_random, hop_rounds=_HOP_ROUNDS,
+                          patience=_HOP_PATIENCE)
+        U_all, Q_all = _union_maxima(U_all, Q_all, U_i, Q_i)
+    cert.update(U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y))
+    return cert
 
 
 def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):

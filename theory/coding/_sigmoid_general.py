@@ -237,7 +237,11 @@ def solve_sigmoid_general(
                      that overtake; "anneal": smoothing + L-BFGS from ``t0`` (default
                      ``2 (Y - mean Y)``); "bundle": proximal bundle method on the convex
                      outer problem with exact quadratic cuts (see ``rtol``, ``maxiter``),
-                     certified by a duality gap (``duality_gap``, ``f_bounds``); K0 enters
+                     certified by a duality gap (``duality_gap``, ``f_bounds``) whose upper
+                     bound is only as good as its search for the global maxima of Q_t
+                     (multi-start Newton ascent and basin hopping, not exhaustive: at P = 100
+                     on real images independent searches can find higher maxima, see
+                     docs/coding_sigmoid.md "Limits"); K0 enters
                      through its range, and codes need not be class-structured; "auto":
                      continuation when possible, else (or when it fails) bundle.
     rtol, maxiter    strategy "bundle": stop when the predicted decrease of the bundle model is
