@@ -30,6 +30,7 @@ from scipy import linalg, optimize
 
 from ._general_core import _ascend_to_maxima, _class_patterns, _phi_derivs
 from ._problem import _range_factor
+from ._toy_core import _distinct
 
 __all__: list[str] = []
 
@@ -253,13 +254,8 @@ def _union_maxima(U1, Q1, U2, Q2, dedup=1e-6, keep_max=_HOP_KEEP):
     dedup (1 + |u|)) removed, sorted by decreasing Q."""
     U, Q = np.vstack([U1, U2]), np.concatenate([Q1, Q2])
     order = np.argsort(-Q, kind="stable")[:2 * keep_max]
-    U, Q = U[order], Q[order]
-    keep = np.ones(len(Q), dtype=bool)
-    for i in range(1, len(Q)):
-        near = np.max(np.abs(U[:i][keep[:i]] - U[i]), axis=1)
-        if np.any(near <= dedup * (1.0 + np.max(np.abs(U[i])))):
-            keep[i] = False
-    return U[keep][:keep_max], Q[keep][:keep_max]
+    keep = order[_distinct(U[order], dedup)][:keep_max]
+    return U[keep], Q[keep]
 
 
 def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, certify=None,

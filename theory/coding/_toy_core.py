@@ -68,13 +68,19 @@ def _keep_maxima(X, val, grad, hess, tol, dedup, relative):
     good = good[np.argsort(-val[good])]
     if good.size == 0:
         return good
-    Xg = X[good]
-    scale = (1.0 + np.max(np.abs(Xg), axis=1)) if relative else np.ones(good.size)
+    return good[_distinct(X[good], dedup, relative)]
+
+
+def _distinct(X, dedup, relative=True):
+    """Indices of the rows of X (n >= 1, in order of preference) kept by a greedy pass that drops
+    each row within max-abs distance ``dedup`` (times ``1 + max|x|`` if ``relative``) of a row
+    kept before it."""
+    scale = (1.0 + np.max(np.abs(X), axis=1)) if relative else np.ones(len(X))
     keep = [0]
-    for i in range(1, good.size):  # greedy in decreasing value: drop a point near a kept one
-        if np.min(np.max(np.abs(Xg[keep] - Xg[i]), axis=1)) > dedup * scale[i]:
+    for i in range(1, len(X)):
+        if np.min(np.max(np.abs(X[keep] - X[i]), axis=1)) > dedup * scale[i]:
             keep.append(i)
-    return good[np.array(keep, dtype=int)]
+    return np.array(keep, dtype=int)
 
 
 class _ToyNeuron:
