@@ -138,12 +138,14 @@ def test_missing_diagonal_is_named(problem, solutions):
 
 
 def test_relu_outliers_sigma_a2_and_deprecated_P(problem):
+    # the options are checked on the sliding-neuron point (dual_ascent=False: the ascent after
+    # it is the same computation for every spelling, and takes most of the time)
     K0, Y = problem["K0"], problem["Y"]
     P = K0.shape[0]
-    new = solve_relu_outliers(K0, Y, sigma_a2=1.0 / P, n_restarts=1, maxiter=9)
+    new = solve_relu_outliers(K0, Y, sigma_a2=1.0 / P, n_restarts=1, maxiter=9, dual_ascent=False)
     with pytest.warns(DeprecationWarning, match="P= is deprecated"):
-        old = solve_relu_outliers(K0, Y, P=float(P), n_restarts=1, maxiter=9)
-    default = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9)
+        old = solve_relu_outliers(K0, Y, P=float(P), n_restarts=1, maxiter=9, dual_ascent=False)
+    default = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, dual_ascent=False)
     for s in (old, default):
         np.testing.assert_allclose(s.abar, new.abar, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(s.zbar, new.zbar, rtol=1e-12, atol=1e-14)
@@ -153,10 +155,12 @@ def test_relu_outliers_sigma_a2_and_deprecated_P(problem):
     with pytest.raises(ValueError, match="sigma_a2 must be > 0"):
         solve_relu_outliers(K0, Y, sigma_a2=0.0)
     # seed as int or Generator; tol as the deprecated spelling of atol
-    g = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, seed=np.random.default_rng(0))
+    g = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, seed=np.random.default_rng(0),
+                            dual_ascent=False)
     np.testing.assert_allclose(g.abar, new.abar, rtol=1e-12, atol=1e-14)
     with pytest.warns(DeprecationWarning, match="tol= is deprecated"):
-        t = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, tol=1e-10)
+        t = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=9, tol=1e-10,
+                                dual_ascent=False)
     np.testing.assert_allclose(t.abar, new.abar, rtol=1e-12, atol=1e-14)
 
 

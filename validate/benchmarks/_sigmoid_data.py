@@ -13,11 +13,11 @@ import statistics
 import time
 
 import numpy as np
-from richlazy.simulate import DatasetUnavailableError, load_image_classification, one_hot_targets
-from richlazy.theory import input_kernel, solve_sigmoid_general
+from richlazy.simulate import DatasetUnavailableError
+from richlazy.theory import solve_sigmoid_general
 from richlazy.theory.checks import check_int
 
-from ..cases.coding._images import center_and_normalise
+from ..cases.coding._images import random_class_triple
 from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_sigmoid_data", "format_bench_sigmoid_data"]
@@ -26,16 +26,7 @@ __all__ = ["bench_sigmoid_data", "format_bench_sigmoid_data"]
 def _problems(dataset, n_subsets, P, seed):
     """(classes, K0, Y) for n_subsets random class triples / training subsets."""
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n_subsets):
-        classes = tuple(int(c) for c in np.sort(rng.choice(10, size=3, replace=False)))
-        d = load_image_classification(dataset, classes=classes, n_train=3 * P, n_test=0,
-                                      seed=int(rng.integers(2**31)))
-        pick = rng.choice(3 * P, size=P, replace=False)
-        X = center_and_normalise(d.X_train[pick]).T
-        out.append((classes, input_kernel(X),
-                    one_hot_targets(d.y_train[pick], 3, y_plus=1.0, y_minus=-0.5)))
-    return out
+    return [random_class_triple(dataset, P, rng) for _ in range(n_subsets)]
 
 
 _STRATEGIES = ("bundle", "continuation")

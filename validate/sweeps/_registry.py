@@ -34,6 +34,7 @@ _SWEEP_MODULES = (
     "richlazy.validate.sweeps.experiments._selftest",
     "richlazy.validate.sweeps.experiments._equality",
     "richlazy.validate.sweeps.experiments._coding",
+    "richlazy.validate.sweeps.experiments._coding_data",
     "richlazy.validate.sweeps.experiments._ldt",
 )
 

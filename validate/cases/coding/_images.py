@@ -44,7 +44,8 @@ from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
 
-__all__ = ["center_and_normalise", "load_fig6_data", "conditional_mean_activation", "IMAGES_SIZES"]
+__all__ = ["center_and_normalise", "load_fig6_data", "random_class_triple", "conditional_mean_activation",
+           "IMAGES_SIZES"]
 
 IMAGES_SIZES = {
     # ULA; a Gibbs-HMC run of 3000 steps x 8 chains (about the same time) improved the worst
@@ -71,6 +72,22 @@ def center_and_normalise(X) -> np.ndarray:
     if np.any(nrm <= 1e-12):
         raise ValueError("X contains a constant image, which cannot be normalised after centring")
     return Xc / nrm * math.sqrt(X.shape[1])
+
+
+def random_class_triple(dataset: str, P: int, rng):
+    """A random problem of the Fig. 6 kind: three distinct classes drawn uniformly from the ten
+    of ``dataset`` ("digits" or "fashion_mnist"), a class-balanced pool of 3P training images of
+    them, and P of those drawn without replacement, each centred and normalised
+    (:func:`center_and_normalise`). ``rng`` is a numpy Generator, consumed in that order.
+    Returns (classes, K0 (P, P), Y (P, 3) with y+ = 1, y- = -1/2). Raises
+    DatasetUnavailableError when the dataset is not installed."""
+    classes = tuple(int(c) for c in np.sort(rng.choice(10, size=3, replace=False)))
+    d = load_image_classification(dataset, classes=classes, n_train=3 * P, n_test=0,
+                                  seed=int(rng.integers(2**31)))
+    pick = rng.choice(3 * P, size=P, replace=False)
+    X = center_and_normalise(d.X_train[pick]).T
+    return classes, input_kernel(X), one_hot_targets(d.y_train[pick], 3, y_plus=1.0,
+                                                     y_minus=-0.5)
 
 
 def load_fig6_data(P: int, n_test: int, *, seed: int, dataset: str = "auto", root=None):
