@@ -78,6 +78,8 @@ def problem_rng(seed: int, dataset: str, P: int, replicate: int) -> np.random.Ge
         ("curves", "solve_s", "P", "solver"),
         ("curves", "solve_s", "P", "dataset"),
         ("curves", "rel_gap", "P", "solver"),
+        ("curves", "certified", "dataset", "solver"),  # when P is not varied
+        ("curves", "solve_s", "dataset", "solver"),
     ),
 )
 def coding_data(ctx: SweepContext, *, dataset, P, solver, strategy, maxiter) -> dict[str, float]:
