@@ -1,4 +1,5 @@
-"""The sigmoid-data benchmark on a small digits problem: both strategies run on the same
+"""The sigmoid-data benchmark on a tiny digits problem (P = 6 images of three classes; the
+solver itself is tested at larger P elsewhere): both strategies run on the same
 subsets, the bundle converges with a certificate, unavailable datasets are reported."""
 
 import numpy as np
@@ -11,7 +12,7 @@ from richlazy.validate.benchmarks._sigmoid_data import (
 
 def test_sigmoid_data_bench_small(monkeypatch, tmp_path):
     monkeypatch.setenv("RICHLAZY_FASHION_MNIST_DIR", str(tmp_path))  # empty: unavailable
-    r = bench_sigmoid_data(n_subsets=1, P=12, datasets=("digits", "fashion_mnist"))
+    r = bench_sigmoid_data(n_subsets=1, P=6, datasets=("digits", "fashion_mnist"))
     rows = r["datasets"]["digits"]["rows"]
     assert len(rows) == 1 and len(rows[0]["classes"]) == 3
     b = rows[0]["bundle"]
@@ -24,8 +25,8 @@ def test_sigmoid_data_bench_small(monkeypatch, tmp_path):
 
 
 def test_sigmoid_data_bench_strategies_option():
-    r = bench_sigmoid_data(n_subsets=1, P=12, datasets=("digits",), strategies=("bundle",))
+    r = bench_sigmoid_data(n_subsets=1, P=6, datasets=("digits",), strategies=("bundle",))
     assert set(r["datasets"]["digits"]["rows"][0]) == {"classes", "bundle"}
     assert "continuation" not in format_bench_sigmoid_data(r)
     with pytest.raises(ValueError, match="strategies"):
-        bench_sigmoid_data(n_subsets=1, P=12, strategies=("newton",))
+        bench_sigmoid_data(n_subsets=1, P=6, strategies=("newton",))
