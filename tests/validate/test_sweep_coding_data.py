@@ -38,6 +38,7 @@ def test_both_solvers_solve_the_same_drawn_problem():
     assert [float(c) for c in drawn] == classes
     s = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=ctx.child_seed(0))
     assert float(s.converged) == relu["certified"] and s.n_outliers == relu["n_codes"]
+    assert relu["status"] == float(int(s.status)) and sig["status"] == 0.0
     assert s.duality_gap == pytest.approx(relu["rel_gap"], abs=1e-12)
     # another replicate draws another problem
     other = random_class_triple("digits", 10, problem_rng(3, "digits", 10, 1))
