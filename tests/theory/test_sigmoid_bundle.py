@@ -56,6 +56,7 @@ def test_bundle_solves_a_singular_K0_on_its_range():
     s = solve_sigmoid_general(K0, Y, seed=2)
     assert s.converged, s.message
     assert s.duality_gap <= 1e-5 * (1 + abs(s.f_bounds[1]))
+    assert s.relative_gap == s.duality_gap / (1 + abs(s.f_bounds[1]))  # the same measure
     np.testing.assert_allclose(s.mean_output(), Y, atol=1e-4)
     # z_gamma in range(K0): orthogonal to the null space
     lam, V = np.linalg.eigh(K0)

@@ -66,6 +66,8 @@ class SigmoidGeneralSolution(SolverStatus):
                            feasible code measure (weak duality): the codes themselves for the
                            exact strategies, the restricted problem over the atoms found for
                            "bundle".
+    relative_gap : float   ``duality_gap / (1 + |f_bounds[1]|)`` (property), the measure the
+                           bundle's certificate compares with 1e-5.
     K0 (P, P), Y (P, m), activation, threshold : the problem (inputs as columns of X,
                            K0 = X^T X / N0; one row of Y per training input).
     """
@@ -92,6 +94,14 @@ class SigmoidGeneralSolution(SolverStatus):
     @property
     def n_codes(self) -> int:
         return int(self.P_gamma.size)
+
+    @property
+    def relative_gap(self) -> float:
+        """The certificate's measure ``duality_gap / (1 + |upper|)`` (upper = ``f_bounds[1]``;
+        certified when <= 1e-5 with the output constraint met, notes §4.4 [RECON]); NaN when
+        there is no finite upper bound."""
+        upper = float(self.f_bounds[1])
+        return float(self.duality_gap) / (1.0 + abs(upper)) if np.isfinite(upper) else float("nan")
 
     def mean_output(self) -> np.ndarray:
         """Training output ``sum_gamma P_gamma phi(z_gamma) a_gamma^T`` (P, m); equals Y."""

@@ -46,8 +46,7 @@ def bench_sigmoid_data(*, n_subsets: int = 3, P: int = 30, seed: int = 0,
     def run(K0, Y, strategy):
         s = solve_sigmoid_general(K0, Y, strategy=strategy, seed=seed)
         return dict(converged=bool(s.converged), n_codes=int(s.n_codes), nit=int(s.nit),
-                    rel_gap=float(s.duality_gap / (1.0 + abs(s.f_bounds[1])))
-                    if s.converged else float("nan"))
+                    rel_gap=s.relative_gap if s.converged else float("nan"))
 
     res = _sweep(datasets, n_subsets, P, seed, {k: k for k in strategies}, run)
     return {"P": P, "n_subsets": n_subsets, "strategies": list(strategies), "datasets": res}

@@ -94,8 +94,7 @@ def coding_data(ctx: SweepContext, *, dataset, P, solver, strategy, maxiter) -> 
     if solver == "sigmoid":
         s = solve_sigmoid_general(K0, Y, strategy=strategy, seed=seed, progress=ctx.progress,
                                   **options)
-        upper = float(s.f_bounds[1])
-        rel_gap = float(s.duality_gap) / (1.0 + abs(upper)) if np.isfinite(upper) else np.nan
+        rel_gap = s.relative_gap
         n_codes = int(s.n_codes)
     else:
         s = solve_relu_outliers(K0, Y, n_restarts=1, seed=seed, progress=ctx.progress,
