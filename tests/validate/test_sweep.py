@@ -135,6 +135,21 @@ def test_metrics_must_be_numbers():
     assert res.rows[0]["status"] == "failed" and "metric 'x' must be a number" in res.rows[0]["error"]
 
 
+def test_metric_names_of_the_table_columns_are_refused():
+    """A metric named like one of the table's own columns (e.g. "status") would overwrite it: a
+    finished task would read as failed. The task fails with a message naming the metric, and a
+    registered experiment that declares such a name is refused at registration."""
+    from richlazy.validate.sweeps._registry import Param, register_sweep
+
+    res = sweep(lambda ctx, a: {"status": 1.0, "x": 2.0}, {"a": [1]})
+    row = res.rows[0]
+    assert row["status"] == "failed" and "metric 'status' is reserved" in row["error"]
+    for names in ({"metrics": ("x", "worker")}, {"params": {"seed": Param(int, 0, "s")}}):
+        kw = {"params": {"a": Param(int, 1, "a")}, "metrics": ("x",)} | names
+        with pytest.raises(ValueError, match="reserved for the table's own columns"):
+            register_sweep("clash-test", description="d", **kw)
+
+
 # ------------------------------------------------------------------ interruption
 
 def _wait_for_points(folder, n, proc, timeout=120):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from richlazy.simulate import DatasetUnavailableError
 from richlazy.theory import solve_relu_outliers
+from richlazy.validate import sweep
 from richlazy.validate.cases.coding._images import random_class_triple
 from richlazy.validate.sweeps._registry import SweepContext, get_sweep
 from richlazy.validate.sweeps.experiments._coding_data import problem_rng
@@ -38,7 +39,7 @@ def test_both_solvers_solve_the_same_drawn_problem():
     assert [float(c) for c in drawn] == classes
     s = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=ctx.child_seed(0))
     assert float(s.converged) == relu["certified"] and s.n_outliers == relu["n_codes"]
-    assert relu["status"] == float(int(s.status)) and sig["status"] == 0.0
+    assert relu["solver_status"] == float(int(s.status)) and sig["solver_status"] == 0.0
     assert s.duality_gap == pytest.approx(relu["rel_gap"], abs=1e-12)
     # another replicate draws another problem
     other = random_class_triple("digits", 10, problem_rng(3, "digits", 10, 1))
@@ -57,3 +58,13 @@ def test_bad_grid_values_are_named():
         spec.params["solver"].check("solver", "tanh")
     with pytest.raises(ValueError, match="P"):
         spec.params["P"].check("P", 3)
+
+
+def test_through_the_sweep_runner_the_tasks_finish_ok(tmp_path):
+    """The experiment through the sweep runner (not only its function): every task finishes
+    "ok" and its metrics land in the table. (A metric once named "status" overwrote the row's
+    status, so a sweep of solved problems read as failed.)"""
+    res = sweep("coding-data", {"P": [6], "solver": ["sigmoid"]}, seeds=2, out=tmp_path,
+                figures=False)
+    assert res.ok and [r["status"] for r in res.rows] == ["ok", "ok"]
+    assert all(r["certified"] == 1.0 and r["solver_status"] == 0.0 for r in res.rows)

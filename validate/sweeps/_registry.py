@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core._registry import SeedStreams, check_stream, import_modules
+from ._store import RESERVED_COLUMNS
 
 __all__ = ["Param", "SweepContext", "SweepSpec", "register_sweep", "get_sweep", "all_sweeps",
            "check_grid", "config_json", "grid_points"]
@@ -145,6 +146,12 @@ def register_sweep(name: str, *, description: str, params: Mapping[str, Param],
         if not isinstance(p, Param):
             raise TypeError(f"params[{k!r}] must be a Param, got {type(p).__name__}")
         p.check(k, p.default)
+    # a metric or parameter named like a column of the table's own would overwrite it (a metric
+    # "status" once turned every finished task of a sweep into a failure)
+    clash = sorted(RESERVED_COLUMNS & (set(params) | set(metrics)))
+    if clash:
+        raise ValueError(f"sweep {name!r}: parameter or metric names {clash} are reserved for the "
+                         f"table's own columns {sorted(RESERVED_COLUMNS)}; rename them")
 
     def deco(fn):
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:

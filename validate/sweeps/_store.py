@@ -25,10 +25,11 @@ import math
 import pathlib
 
 __all__ = ["point_key", "read_point", "write_point", "write_table", "table_columns",
-           "read_table_csv", "FIXED_COLUMNS"]
+           "read_table_csv", "FIXED_COLUMNS", "RESERVED_COLUMNS"]
 
 FIXED_COLUMNS = ("experiment", "point", "replicate", "seed", "key")
 TAIL_COLUMNS = ("status", "wall_s", "device", "worker", "error")
+RESERVED_COLUMNS = frozenset(FIXED_COLUMNS + TAIL_COLUMNS)  # no metric or parameter may use these
 
 
 def point_key(experiment: str, config_text: str, replicate: int, seed: int) -> str:

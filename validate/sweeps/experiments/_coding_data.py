@@ -17,7 +17,7 @@ replicates are the issue's "20 random class triples and training subsets"; ``--s
 them, ``--workers`` / ``--scheduler`` spread them over processes or a cluster, and a rerun resumes
 (finished tasks are kept; a task interrupted mid-solve is solved again).
 
-Metrics: ``certified`` (1/0); ``status`` (the solver's :class:`richlazy.theory.Status` as its
+Metrics: ``certified`` (1/0); ``solver_status`` (the solver's :class:`richlazy.theory.Status` as its
 stable integer: 0 success, 1 out of iterations, 2 stalled or no certificate, 3 bad problem; the
 table keeps numbers, not the solver's message); ``rel_gap`` (relative duality gap of the
 returned point: for the sigmoid the gap over 1 + |f|, for the ReLU the gap over the cost);
@@ -53,8 +53,8 @@ _PARAMS = {
                      "13 stages per restart, as in coding/real-images)", minimum=0),
 }
 
-_METRICS = ("certified", "status", "rel_gap", "n_codes", "nit", "solve_s", "class_0", "class_1",
-            "class_2", "rank_K0")
+_METRICS = ("certified", "solver_status", "rel_gap", "n_codes", "nit", "solve_s", "class_0",
+            "class_1", "class_2", "rank_K0")
 
 
 def problem_rng(seed: int, dataset: str, P: int, replicate: int) -> np.random.Generator:
@@ -102,7 +102,7 @@ def coding_data(ctx: SweepContext, *, dataset, P, solver, strategy, maxiter) -> 
         rel_gap = float(s.duality_gap)
         n_codes = int(s.n_outliers)
     solve_s = time.perf_counter() - t0
-    return {"certified": float(bool(s.converged)), "status": float(int(s.status)),
+    return {"certified": float(bool(s.converged)), "solver_status": float(int(s.status)),
             "rel_gap": rel_gap, "n_codes": float(n_codes),
             "nit": float(s.nit), "solve_s": solve_s,
             **{f"class_{k}": float(c) for k, c in enumerate(classes)},
