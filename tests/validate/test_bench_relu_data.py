@@ -13,8 +13,11 @@ def test_relu_data_bench_small(monkeypatch, tmp_path):
     row = r["datasets"]["digits"]["rows"][0]
     assert len(row["classes"]) == 3
     plain, ascent = row["KKT multiplier"], row["dual ascent"]
-    assert plain["n_outliers"] == ascent["n_outliers"] >= 1
-    assert 0 <= ascent["gap"] <= plain["gap"] + 1e-12  # the same point, a bound at least as good
+    # the same point with a bound at least as good, or a cheaper network along the ascent's
+    # directions (returned instead of the KKT point)
+    assert ascent["cost"] <= plain["cost"] * (1 + 1e-12)
+    assert plain["n_outliers"] == ascent["n_outliers"] >= 1 or ascent["cost"] < plain["cost"]
+    assert 0 <= ascent["gap"] <= plain["gap"] + 1e-12
     assert ascent["converged"] >= plain["converged"]
     assert np.isfinite(ascent["seconds"])
     assert "unavailable" in r["datasets"]["fashion_mnist"]

@@ -41,6 +41,9 @@ def test_both_solvers_solve_the_same_drawn_problem():
     assert float(s.converged) == relu["certified"] and s.n_outliers == relu["n_codes"]
     assert relu["solver_status"] == float(int(s.status)) and sig["solver_status"] == 0.0
     assert s.duality_gap == pytest.approx(relu["rel_gap"], abs=1e-12)
+    width = max(s.upper_bound - s.lower_bound, 0.0) / s.upper_bound  # [lower, upper]'s width
+    assert relu["bracket"] == pytest.approx(width, abs=1e-12) == s.bracket_gap
+    assert sig["bracket"] == sig["rel_gap"]
     # another replicate draws another problem
     other = random_class_triple("digits", 10, problem_rng(3, "digits", 10, 1))
     assert other[0] != drawn or not np.allclose(other[1], K0)

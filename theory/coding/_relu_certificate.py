@@ -53,12 +53,18 @@ def _dual_lower_bound(t, Y, T, margin):
     largest ratio of the two sides, ``s t`` is feasible for ``0 <= s <= 1/sqrt(margin)``; the
     bound is the dual objective at the best such s. At a certified point (margin 1) it equals
     the cost."""
+    ts = _feasible_multiple(t, Y, T, margin)
+    return float(np.sum(ts * Y)) - 0.5 * T * float(np.sum(ts * ts))
+
+
+def _feasible_multiple(t, Y, T, margin):
+    """The dual-feasible multiple ``s t`` of :func:`_dual_lower_bound` (its bound's multiplier)."""
     tY = float(np.sum(t * Y))
     tt = float(np.sum(t * t))
     s = 1.0 / np.sqrt(margin) if margin > 0 else 1.0
     if T > 0 and tt > 0:
         s = min(s, max(tY, 0.0) / (T * tt))
-    return s * tY - 0.5 * T * s * s * tt
+    return s * t
 
 
 def _pricing(t, fac, Ps, rng, W_known, n_random):

@@ -26,13 +26,21 @@ from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_rng, check_int, check_pos_float, check_real, renamed_option
 from ._problem import _check_psd_gram, _check_representable, _check_targets, _row_space_projector
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
-from ._relu_certificate import _certify_kkt_point, _dual_lower_bound, _local_maxima, _pricing
-from ._relu_dual import _prox_dual_ascent, _restricted_primal
+from ._relu_certificate import (
+    _certify_kkt_point,
+    _dual_lower_bound,
+    _feasible_multiple,
+    _local_maxima,
+    _pricing,
+)
+from ._relu_dual import _inout_refinement, _prox_dual_ascent, _restricted_primal
 from ._relu_kkt import _kkt_residuals, _polish, _prune_merge, _subgradient
 
 __all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
 
 GAP_RTOL = 1e-6  # a KKT point within this relative duality gap of the lower bound is certified
+PROX_STEPS = 4  # proximal steps (of at most 10 restricted problems) of the dual ascent
+INOUT_ITER = 40  # restricted problems of the in-out refinement (_relu_dual._inout)
 
 
 @dataclass(frozen=True)
@@ -65,8 +73,10 @@ class ReLUOutlierSolution(SolverStatus):
                          so the minimum lies in [lower_bound, upper_bound]): ``cost`` when the
                          returned point interpolates (T = 0; any point at T > 0), or, when it
                          is not certified, the cheaper group-lasso network over the neuron
-                         directions known at the end (the point's own and the dual ascent's,
+                         directions known at the end (those of the dual ascent's last
+                         restricted problem, or the point's own without the ascent;
                          :func:`._relu_dual._restricted_primal`); inf when neither interpolates.
+                         ``bracket_gap`` is the relative width of [lower_bound, upper_bound].
     K0, Y, P_scale, T : the problem (K0 (P, P) input kernel of the training inputs, columns of X;
                          Y (P, m), one row per training input, m outputs; P_scale = 1/sigma_a2 =
                          inverse readout prior variance, default P; T = rescaled temperature,
@@ -93,6 +103,18 @@ class ReLUOutlierSolution(SolverStatus):
     @property
     def n_outliers(self) -> int:
         return int(self.abar.shape[0])
+
+    @property
+    def bracket_gap(self) -> float:
+        """Relative width ``(upper_bound - lower_bound) / upper_bound`` of the interval known to
+        contain the global minimum of the cost (weak duality below, a feasible network above;
+        notes §5.2 [RECON]); at most about 1e-6 when certified, NaN when no feasible network is
+        known. Unlike
+        ``duality_gap`` it does not depend on the returned point."""
+        upper = float(self.upper_bound)
+        if not np.isfinite(upper) or upper <= 0:
+            return float("nan")
+        return max(upper - float(self.lower_bound), 0.0) / upper
 
     def mean_output(self) -> np.ndarray:
         """Training output ``sum_i relu(zbar_i) abar_i^T`` (P, m); equals Y - T t."""
@@ -205,6 +227,33 @@ def _penalised_stage(A, W, m, B, Ps, Y, lam):
     return res.x[: k * m].reshape(k, m).copy(), res.x[k * m:].reshape(k, r).copy(), int(res.nit)
 
 
+def _network_point(fac, W, V, Ps, Y, T, out_tol):
+    """Neurons of the group-lasso network with unit directions W (rows, range coordinates) and
+    readouts V (:func:`._relu_dual._restricted_primal`): balanced neurons ``z_j = s_j B w_j``,
+    ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` (cost ``sqrt(Ps) |v_j|`` each, notes
+    §5.2), on the support of the readouts when that network is feasible and no dearer. Returns
+    (A, Z, cost), or None when the network does not interpolate (T = 0)."""
+    norms = np.linalg.norm(V, axis=1)
+    if norms.size == 0 or norms.max() <= 0:
+        return None
+    # the support (readouts above 1e-6 of the largest), its readouts solved again on it alone so
+    # that the smaller network interpolates exactly; the cheaper of the two networks is kept
+    keep = norms > 1e-6 * norms.max()
+    cost_k, res_k, V_k = _restricted_primal(fac, W[keep], Y, Ps, T, V0=V[keep], readouts=True)
+    cost_all = np.sqrt(Ps) * float(norms.sum())
+    if res_k <= out_tol and (T > 0 or cost_k <= cost_all * (1 + 1e-9)):
+        W, V, norms = W[keep], V_k, np.linalg.norm(V_k, axis=1)
+    keep = norms > 0
+    s = np.sqrt(np.sqrt(Ps) * norms[keep])
+    A = V[keep] / s[:, None]
+    Z = (s[:, None] * W[keep]) @ fac.B.T
+    err = np.maximum(Z, 0.0).T @ A - Y
+    cost = 0.5 * (Ps * float(np.sum(A * A)) + float(np.sum(Z * (Z @ fac.pinv))))
+    if T > 0:
+        return A, Z, cost + 0.5 * float(np.sum(err * err)) / T
+    return (A, Z, cost) if float(np.abs(err).max()) <= out_tol else None
+
+
 def _insert(A, W, t, B, Ps, w_star):
     """Add a small neuron along the violating direction w* (readout along t^T relu(B w*)),
     reusing a dead neuron when there is one."""
@@ -248,7 +297,11 @@ def solve_relu_outliers(
     point whose t satisfies that bound (``dual_margin <= 1``) is the global optimum. Otherwise
     ``t / sqrt(dual_margin)`` is dual feasible and its dual value is a lower bound on the global
     minimum (``lower_bound``; ``duality_gap`` = (cost - lower_bound)/cost bounds how far the
-    returned point can be from it).
+    returned point can be from it). When the dual ascent (``dual_ascent``) finds a network
+    along its directions that is cheaper than the KKT point of the sliding neurons, that network
+    is returned instead (the best feasible point known; its neurons cluster around a few
+    directions, its KKT residual with the lower bound's multiplier is reported, and it is
+    certified when its cost is within 1e-6 of the lower bound).
 
     Range formulation: the preactivations of a network on the training inputs lie in the range
     of K0, so the problem is posed there, ``zbar = B u`` with ``K0 = B B^T`` and
@@ -311,10 +364,14 @@ def solve_relu_outliers(
     dual_ascent : bool when the point is not certified by its own multiplier, raise the lower
                        bound by proximal column generation on the convex dual
                        (:func:`._relu_dual._prox_dual_ascent`, at most 4 proximal steps of at
-                       most 10 restricted problems each). A KKT point whose relative duality
-                       gap to that bound is <= ``GAP_RTOL`` = 1e-6 is certified (``converged``)
-                       even when its own multiplier has ``dual_margin`` > 1 (at T = 0 the
-                       multiplier is not unique and the dual optimum is degenerate).
+                       most 10 restricted problems each), then narrow [lower_bound,
+                       upper_bound] by in-out column generation on the directions it collected
+                       (:func:`._relu_dual._inout_refinement`, at most 40 restricted problems;
+                       the upper bound is then the network over its directions, returned when
+                       cheaper than the KKT point). A KKT point whose relative duality gap to
+                       that bound is <= ``GAP_RTOL`` = 1e-6 is certified (``converged``) even
+                       when its own multiplier has ``dual_margin`` > 1 (at T = 0 the multiplier
+                       is not unique and the dual optimum is degenerate).
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     report = as_progress(progress, "solve_relu_outliers")
@@ -433,29 +490,62 @@ def solve_relu_outliers(
     lower = _dual_lower_bound(t, Y, T, margin)
     gap = (cost - lower) / cost if cost > 0 else 0.0
     ascent = None  # the number of restricted duals the ascent solved
-    W_known = fac.to_w(Z)
+    W_known, V_known, t_low = fac.to_w(Z), None, None
     if not ok and dual_ascent and cost > 0:
-        # raise the lower bound by proximal column generation on the convex dual (_relu_dual)
-        _, lower_asc, ascent, W_known = _prox_dual_ascent(
-            fac, Y, Ps, T, t, W_known, rng, 2 * Pn, n_outer=4, n_inner=10,
+        # raise the lower bound by proximal column generation on the convex dual, then
+        # narrow [lower, upper] by in-out column generation on its directions (_relu_dual)
+        t_asc, lower_asc, ascent, W_known = _prox_dual_ascent(
+            fac, Y, Ps, T, t, W_known, rng, 2 * Pn, n_outer=PROX_STEPS, n_inner=10,
             max_atoms=20 * Pn, target=cost, gap_rtol=GAP_RTOL, report=report)
+        if lower_asc < cost * (1 - GAP_RTOL):
+            t_asc, lower_io, n_io, W_known, V_known, _ = _inout_refinement(
+                fac, Y, Ps, T, t_asc, W_known, rng, 2 * Pn, n_iter=INOUT_ITER, target=cost,
+                gap_rtol=GAP_RTOL, report=report)
+            ascent += n_io
+            lower_asc = max(lower_asc, lower_io)
         if lower_asc > lower:
             lower, gap = lower_asc, (cost - lower_asc) / cost
+            t_low = t_asc
         ok = ok_kkt and gap <= GAP_RTOL
     out_tol = 1e-8 * float(np.abs(Y).max())
     upper = cost if (T > 0 or res_d["output"] <= out_tol) else float("inf")
+    network = None
     if not ok:  # a feasible network along the known directions (_relu_dual._restricted_primal)
-        u, u_res = _restricted_primal(fac, W_known, Y, Ps, T)
-        upper = min(upper, u) if u_res <= out_tol else upper
+        u, u_res, V_net = _restricted_primal(fac, W_known, Y, Ps, T, V0=V_known, readouts=True)
+        if u_res <= out_tol and u < upper:
+            upper = u
+            network = _network_point(fac, W_known, V_net, Ps, Y, T, out_tol)
+    point_cost = cost
+    if network is not None and network[2] < cost * (1 - 1e-9):
+        # return the cheaper network (with the lower bound's multiplier) instead of the point
+        A, Z, cost = network
+        t = t_low if t_low is not None else _feasible_multiple(t, Y, T, margin)
+        margin, _ = _pricing(t, fac, Ps, rng, fac.to_w(Z), n_random + Pn)
+        zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
+        res_d = _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol)
+        resid = max(res_d.values())
+        upper = min(upper, cost)
+        gap = max(cost - lower, 0.0) / cost
+        ok = gap <= GAP_RTOL  # weak duality alone: a feasible network this close to the bound
     msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
            f"margin {margin:.8f}, dual lower bound {lower:.10g} (relative gap {gap:.2e}), "
            f"feasible upper bound {upper:.10g} ({nit} stages, {n_lbfgs} L-BFGS steps)")
+    if cost < point_cost * (1 - 1e-9):
+        msg += (f"; returned: the group-lasso network over the directions of the dual ascent "
+                f"({A.shape[0]} neurons), cheaper than the KKT point "
+                f"of the sliding neurons ({point_cost:.10g}); it is a KKT point only to the "
+                "residual shown")
     if upper < cost * (1 - 1e-9):
         msg += (f"; a network along the known neuron directions costs {upper:.10g} < cost, so the "
                 "returned point is not the global minimum, which lies in [lower bound, upper "
-                "bound]")
+                f"bound] (relative width {max(upper - lower, 0.0) / upper:.2e})")
+    if lower > upper * (1 + 1e-12):
+        msg += (f"; the lower bound exceeds the cost of a feasible network by "
+                f"{(lower - upper) / upper:.1e} (relative): the pricing search missed a violating "
+                "direction, so the lower bound is uncertain at about that level")
     if ascent is not None:
-        msg += (f"; dual ascent ({ascent} restricted duals) raised the lower bound" +
+        msg += (f"; dual ascent (proximal, then in-out; {ascent} restricted duals) raised the "
+                "lower bound" +
                 (f" to within {gap:.1e} of the cost: certified" if ok else ""))
         if ok and cert is not None and cert.cut_bound > 1.0 + 1e-6 and cert.exact:
             msg += (" (no multiplier of this KKT point is exactly dual feasible, so a lower cost "
@@ -475,19 +565,23 @@ def solve_relu_outliers(
                 why += (f"; the certificate search ({cert.free_dims} free dimensions of t, "
                         f"{cert.rounds} cutting-plane rounds, {cert.n_cuts} directions) did not "
                         "settle it")
+        if cost < point_cost * (1 - 1e-9):  # the returned network: only the gap is open
+            why = (f"; the returned network is within {gap:.1e} of the lower bound, not within "
+                   f"{GAP_RTOL:g} (the dual ascent's budget is spent; the search over neuron "
+                   "directions did not close the gap)")
         if fac.singular and T == 0 and res_d["output"] > 1e-6 * float(np.max(np.abs(Y))):
             # the likely reason on a singular K0: no interpolant exists (t diverges with 1/lam)
             why = (f"; the output constraint is violated by {res_d['output']:.2e}: K0 is "
                    f"singular (rank {rank} < P = {Pn}), and relu(z) with z in the range of K0 "
                    "need not span the targets, so the interpolation problem is probably "
                    "infeasible (T > 0, regression, always has a solution)")
-        if out_of_budget:
+        if out_of_budget and cost >= point_cost * (1 - 1e-9):
             status = Status.MAX_ITERATIONS
             why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
         else:
             status = Status.NUMERICAL_FAILURE
             why += (" (the search found no insertion direction; try more n_restarts)"
-                    if margin > 1.0 + 1e-6 else "")
+                    if margin > 1.0 + 1e-6 and cost >= point_cost * (1 - 1e-9) else "")
         msg = "not certified: " + msg + why
     out = ReLUOutlierSolution(
         converged=bool(ok), status=status, message=msg,

@@ -21,7 +21,9 @@ Metrics: ``certified`` (1/0); ``solver_status`` (the solver's :class:`richlazy.t
 stable integer: 0 success, 1 out of iterations, 2 stalled or no certificate, 3 bad problem; the
 table keeps numbers, not the solver's message); ``rel_gap`` (relative duality gap of the
 returned point: for the sigmoid the gap over 1 + |f|, for the ReLU the gap over the cost);
-``n_codes`` (codes with weight, or outliers); ``nit`` (bundle iterations / stages); ``solve_s``
+``bracket`` (where the global minimum is known to lie, whatever the returned point: for the ReLU
+the relative width of [lower bound, upper bound], ``bracket_gap``; for the sigmoid the same as
+``rel_gap``); ``n_codes`` (codes with weight, or outliers); ``nit`` (bundle iterations / stages); ``solve_s``
 (seconds of the solve alone, on the task's threads); ``class_0..2`` (the drawn classes) and
 ``rank_K0``.
 """
@@ -53,7 +55,7 @@ _PARAMS = {
                      "13 stages per restart, as in coding/real-images)", minimum=0),
 }
 
-_METRICS = ("certified", "solver_status", "rel_gap", "n_codes", "nit", "solve_s", "class_0",
+_METRICS = ("certified", "solver_status", "rel_gap", "bracket", "n_codes", "nit", "solve_s", "class_0",
             "class_1", "class_2", "rank_K0")
 
 
@@ -94,16 +96,16 @@ def coding_data(ctx: SweepContext, *, dataset, P, solver, strategy, maxiter) -> 
     if solver == "sigmoid":
         s = solve_sigmoid_general(K0, Y, strategy=strategy, seed=seed, progress=ctx.progress,
                                   **options)
-        rel_gap = s.relative_gap
+        rel_gap = bracket = s.relative_gap
         n_codes = int(s.n_codes)
     else:
         s = solve_relu_outliers(K0, Y, n_restarts=1, seed=seed, progress=ctx.progress,
                                 **({"maxiter": 13} | options))
-        rel_gap = float(s.duality_gap)
+        rel_gap, bracket = float(s.duality_gap), s.bracket_gap
         n_codes = int(s.n_outliers)
     solve_s = time.perf_counter() - t0
     return {"certified": float(bool(s.converged)), "solver_status": float(int(s.status)),
-            "rel_gap": rel_gap, "n_codes": float(n_codes),
+            "rel_gap": rel_gap, "bracket": bracket, "n_codes": float(n_codes),
             "nit": float(s.nit), "solve_s": solve_s,
             **{f"class_{k}": float(c) for k, c in enumerate(classes)},
             "rank_K0": float(np.linalg.matrix_rank(K0, hermitian=True))}
