@@ -49,7 +49,7 @@ import numpy as np
 from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-from ._relu_certificate import _local_maxima
+from ._relu_certificate import _feasible_multiple, _local_maxima
 
 __all__: list[str] = []
 
@@ -181,11 +181,8 @@ def _ascent(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, rho=None, n_
     W = W[np.linalg.norm(W, axis=1) > 0]
     W /= np.linalg.norm(W, axis=1, keepdims=True)
     margin, _ = feasible(t0)
-    t_hat = t0 / np.sqrt(max(margin, 1.0))
-    if T > 0:  # the best multiple of t_hat (the dual is a concave quadratic along the ray)
-        tY, tt = float(np.sum(t_hat * Y)), float(np.sum(t_hat * t_hat))
-        if tt > 0:
-            t_hat = t_hat * min(1.0, max(tY, 0.0) / (T * tt))
+    # the best feasible multiple (at T > 0 the dual is a concave quadratic along the ray)
+    t_hat = _feasible_multiple(t0, Y, T, max(margin, 1.0))
     best = D(t_hat)
     if rho is None:
         rho = 0.1 * max(abs(best), scale) / max(float(np.sum(t_hat * t_hat)), 1e-300)
@@ -276,8 +273,7 @@ def _inout(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, n_iter=60, al
         return _price(t, fac, Ps, rng, W[np.argsort(-_binding(W, B, t, Ps))[:2 * P]], n_starts)
 
     def best_multiple(t):  # at T > 0 the dual is a concave quadratic along the ray
-        tY, tt = float(np.sum(t * Y)), float(np.sum(t * t))
-        return t * min(1.0, max(tY, 0.0) / (T * tt)) if T > 0 and tt > 0 else t
+        return _feasible_multiple(t, Y, T, 1.0)
 
     W = np.asarray(W0, float).reshape(-1, r)
     W = W[np.linalg.norm(W, axis=1) > 0]
