@@ -137,13 +137,16 @@ def test_metrics_must_be_numbers():
 
 def test_metric_names_of_the_table_columns_are_refused():
     """A metric named like one of the table's own columns (e.g. "status") would overwrite it: a
-    finished task would read as failed. The task fails with a message naming the metric, and a
-    registered experiment that declares such a name is refused at registration."""
+    finished task would read as failed. The task fails with a message naming the metric; a plain
+    function's grid key of such a name, and a registered experiment that declares one, are
+    refused before anything runs."""
     from richlazy.validate.sweeps._registry import Param, register_sweep
 
     res = sweep(lambda ctx, a: {"status": 1.0, "x": 2.0}, {"a": [1]})
     row = res.rows[0]
     assert row["status"] == "failed" and "metric 'status' is reserved" in row["error"]
+    with pytest.raises(ValueError, match="grid key 'device' is reserved"):
+        sweep(lambda ctx, device: {"x": 1.0}, {"device": [1]})  # a plain function's parameter
     for names in ({"metrics": ("x", "worker")}, {"params": {"seed": Param(int, 0, "s")}}):
         kw = {"params": {"a": Param(int, 1, "a")}, "metrics": ("x",)} | names
         with pytest.raises(ValueError, match="reserved for the table's own columns"):

@@ -54,7 +54,7 @@ from ._relu_certificate import _feasible_multiple, _local_maxima
 __all__: list[str] = []
 
 _MARGIN_TOL = 1e-9  # a restricted solution with dual margin <= 1 + this is accepted as feasible
-N_CUTS = 20  # most directions added per pricing search
+_N_CUTS = 20  # most directions added per pricing search
 
 
 def _dual_value(t, Y, T):
@@ -200,8 +200,8 @@ def _ascent(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, rho=None, n_
             n_solves += 1
             margin, new = feasible(t)
             if new:
-                W = np.vstack([W, np.array(new[:20])])
-                n_new += min(len(new), 20)
+                W = np.vstack([W, np.array(new[:_N_CUTS])])
+                n_new += min(len(new), _N_CUTS)
             if len(W) > max_atoms:  # drop the directions farthest from binding at t
                 W = W[np.argsort(-_binding(W, B, t, Ps))[:max_atoms]]
             if margin <= 1.0 + _MARGIN_TOL:
@@ -318,7 +318,7 @@ def _inout(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, n_iter=60, al
         if margin <= 1.0 + _MARGIN_TOL:
             t_in, best = t_mid, D(t_mid)
         else:
-            W = np.vstack([W, np.array(new[:N_CUTS])])
+            W = np.vstack([W, np.array(new[:_N_CUTS])])
             cand = best_multiple(t_mid / np.sqrt(margin))
             if D(cand) > best:
                 t_in, best = cand, D(cand)

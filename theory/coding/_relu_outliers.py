@@ -109,8 +109,7 @@ class ReLUOutlierSolution(SolverStatus):
         """Relative width ``(upper_bound - lower_bound) / upper_bound`` of the interval known to
         contain the global minimum of the cost (weak duality below, a feasible network above;
         notes §5.2 [RECON]); at most about 1e-6 when certified, NaN when no feasible network is
-        known. Unlike
-        ``duality_gap`` it does not depend on the returned point."""
+        known. Unlike ``duality_gap`` it does not depend on the returned point."""
         upper = float(self.upper_bound)
         if not np.isfinite(upper) or upper <= 0:
             return float("nan")
@@ -498,11 +497,12 @@ def solve_relu_outliers(
             fac, Y, Ps, T, t, W_known, rng, 2 * Pn, n_outer=PROX_STEPS, n_inner=10,
             max_atoms=20 * Pn, target=cost, gap_rtol=GAP_RTOL, report=report)
         if lower_asc < cost * (1 - GAP_RTOL):
-            t_asc, lower_io, n_io, W_known, V_known, _ = _inout_refinement(
+            t_io, lower_io, n_io, W_known, V_known, _ = _inout_refinement(
                 fac, Y, Ps, T, t_asc, W_known, rng, 2 * Pn, n_iter=INOUT_ITER, target=cost,
                 gap_rtol=GAP_RTOL, report=report)
             ascent += n_io
-            lower_asc = max(lower_asc, lower_io)
+            if lower_io > lower_asc:  # keep the multiplier of the better bound
+                t_asc, lower_asc = t_io, lower_io
         if lower_asc > lower:
             lower, gap = lower_asc, (cost - lower_asc) / cost
             t_low = t_asc
@@ -516,7 +516,8 @@ def solve_relu_outliers(
             upper = u
             network = _network_point(fac, W_known, V_net, Ps, Y, T, out_tol)
     point_cost = cost
-    if network is not None and network[2] < cost * (1 - 1e-9):
+    returned_network = network is not None and network[2] < cost * (1 - 1e-9)
+    if returned_network:
         # return the cheaper network (with the lower bound's multiplier) instead of the point
         A, Z, cost = network
         t = t_low if t_low is not None else _feasible_multiple(t, Y, T, margin)
@@ -530,7 +531,7 @@ def solve_relu_outliers(
     msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
            f"margin {margin:.8f}, dual lower bound {lower:.10g} (relative gap {gap:.2e}), "
            f"feasible upper bound {upper:.10g} ({nit} stages, {n_lbfgs} L-BFGS steps)")
-    if cost < point_cost * (1 - 1e-9):
+    if returned_network:
         msg += (f"; returned: the group-lasso network over the directions of the dual ascent "
                 f"({A.shape[0]} neurons), cheaper than the KKT point "
                 f"of the sliding neurons ({point_cost:.10g}); it is a KKT point only to the "
@@ -565,7 +566,7 @@ def solve_relu_outliers(
                 why += (f"; the certificate search ({cert.free_dims} free dimensions of t, "
                         f"{cert.rounds} cutting-plane rounds, {cert.n_cuts} directions) did not "
                         "settle it")
-        if cost < point_cost * (1 - 1e-9):  # the returned network: only the gap is open
+        if returned_network:  # only the gap is open
             why = (f"; the returned network is within {gap:.1e} of the lower bound, not within "
                    f"{GAP_RTOL:g} (the dual ascent's budget is spent; the search over neuron "
                    "directions did not close the gap)")
@@ -575,13 +576,13 @@ def solve_relu_outliers(
                    f"singular (rank {rank} < P = {Pn}), and relu(z) with z in the range of K0 "
                    "need not span the targets, so the interpolation problem is probably "
                    "infeasible (T > 0, regression, always has a solution)")
-        if out_of_budget and cost >= point_cost * (1 - 1e-9):
+        if out_of_budget and not returned_network:
             status = Status.MAX_ITERATIONS
             why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
         else:
             status = Status.NUMERICAL_FAILURE
             why += (" (the search found no insertion direction; try more n_restarts)"
-                    if margin > 1.0 + 1e-6 and cost >= point_cost * (1 - 1e-9) else "")
+                    if margin > 1.0 + 1e-6 and not returned_network else "")
         msg = "not certified: " + msg + why
     out = ReLUOutlierSolution(
         converged=bool(ok), status=status, message=msg,

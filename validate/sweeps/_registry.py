@@ -194,6 +194,9 @@ def check_grid(grid, params: Mapping[str, Param] | None) -> dict[str, list]:
     for key, values in grid.items():
         if not isinstance(key, str) or not key:
             raise TypeError(f"grid keys must be non-empty strings, got {key!r}")
+        if key in RESERVED_COLUMNS:  # it would overwrite the table's own column
+            raise ValueError(f"grid key {key!r} is reserved for the table's own column of that "
+                             f"name (reserved: {sorted(RESERVED_COLUMNS)}); rename it")
         if params is not None and key not in params:
             raise ValueError(f"unknown grid key {key!r}; this experiment takes: "
                              f"{', '.join(params) or '(none)'}")
