@@ -487,6 +487,77 @@ def test_inout_refinement_brackets_the_minimum_and_narrows_it():
     assert lower >= s.cost * (1 - 1e-3)  # 4.1e-4 below measured
 
 
+def _split_neurons(A, W, copies, jitter, rng):
+    """Each neuron (a, w) as ``copies`` neurons whose directions are w rotated by about
+    ``jitter`` (relative) and whose output weights sum to the original's."""
+    A_out, W_out = [], []
+    for a, w in zip(A, W, strict=True):
+        frac = rng.uniform(0.5, 1.5, copies)
+        frac /= frac.sum()
+        for f in frac:
+            d = w + jitter * np.linalg.norm(w) * rng.standard_normal(w.size)
+            d *= np.linalg.norm(w) / np.linalg.norm(d)
+            A_out.append(f * a)
+            W_out.append(d)
+    return np.array(A_out), np.array(W_out)
+
+
+def test_merge_keeps_the_output_of_parallel_neurons_at_no_more_cost():
+    """Exactly parallel copies of a neuron with any positive split of its output merge into one
+    balanced neuron with the same output (relu is positively homogeneous) and the cheapest
+    split: cost sqrt(Ps) |a| |w| per neuron (notes §5.2)."""
+    from richlazy.theory.coding._problem import _check_psd_gram
+    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_sliding import _cluster, _merge_groups
+
+    K0, Y = _correlated_problem()
+    P = K0.shape[0]
+    fac = _Factor(*_check_psd_gram(K0))
+    s = _correlated_solution(0.0)
+    W = fac.to_w(s.zbar)
+    rng = np.random.default_rng(1)
+    A_split, W_split = _split_neurons(s.abar, W, 3, 0.0, rng)
+    scale = rng.uniform(0.2, 5.0, len(W_split))  # unbalanced copies
+    A_split, W_split = A_split / scale[:, None], W_split * scale[:, None]
+    groups, weight = _cluster(A_split, W_split, fac, 0.99)
+    assert sorted(map(len, groups)) == [3] * s.abar.shape[0]
+    A_m, W_m = _merge_groups(A_split, W_split, groups, weight, float(P))
+
+    def output(A_, W_):
+        return np.maximum(W_ @ fac.B.T, 0.0).T @ A_
+
+    np.testing.assert_allclose(output(A_m, W_m), output(A_split, W_split), atol=1e-12)
+    cost_m = 0.5 * (P * np.sum(A_m**2) + np.sum(W_m**2))
+    assert cost_m == pytest.approx(s.cost, rel=1e-10)  # the certified minimum again
+    assert cost_m < 0.5 * (P * np.sum(A_split**2) + np.sum(W_split**2))
+
+
+def test_compaction_recovers_the_certified_point_from_a_clustered_network():
+    """A network of 4 jittered copies per neuron of the certified minimum of the correlated
+    problem (directions rotated by about 1e-3, output weights split at random; it no longer
+    interpolates) is compacted (_relu_sliding._compact_points) back into the certified point:
+    the same number of neurons, the same cost, KKT residuals at rounding level, interpolation."""
+    from richlazy.theory.coding._problem import _check_psd_gram, _row_space_projector
+    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_sliding import _compact_points
+
+    K0, Y = _correlated_problem()
+    P = K0.shape[0]
+    fac = _Factor(*_check_psd_gram(K0))
+    s = _correlated_solution(0.0)
+    A_split, W_split = _split_neurons(s.abar, fac.to_w(s.zbar), 4, 1e-3,
+                                      np.random.default_rng(2))
+    Z_split = W_split @ fac.B.T
+    assert np.abs(np.maximum(Z_split, 0.0).T @ A_split - Y).max() > 1e-4
+    t, A, Z, cost, res = next(_compact_points(A_split, Z_split, fac, float(P), Y, 0.0, 1e-10,
+                                              1e-4, _row_space_projector(Y)))
+    assert A.shape == s.abar.shape
+    assert cost == pytest.approx(s.cost, rel=1e-9)
+    assert max(res.values()) < 1e-8
+    np.testing.assert_allclose(np.maximum(Z, 0.0).T @ A, Y, atol=1e-8)
+    np.testing.assert_allclose(P * A, np.maximum(Z, 0.0) @ t, atol=1e-8)  # its own multiplier
+
+
 def test_dual_ascent_bound_on_a_fashion_mnist_problem_stays_below_known_networks():
     """Fashion-MNIST classes 0-2 at P = 30 (K0 = X^T X / N0 and Y of
     ``load_fig6_data(30, 10, seed=0, dataset="fashion_mnist")``, stored in

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import linalg
 
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
@@ -34,7 +34,8 @@ from ._relu_certificate import (
     _pricing,
 )
 from ._relu_dual import _inout_refinement, _prox_dual_ascent, _restricted_primal
-from ._relu_kkt import _kkt_residuals, _polish, _prune_merge, _subgradient
+from ._relu_kkt import _kkt_residuals, _subgradient
+from ._relu_sliding import _compact_points, _kkt_point, _penalised_stage
 
 __all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
 
@@ -159,22 +160,6 @@ class ReLUOutlierSolution(SolverStatus):
         return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
 
 
-def _penalised_objective(x, n, m, B, Ps, Y, lam):
-    """Weight-decay regression ``[Ps|A|^2 + |W|^2]/2 + |sum_i relu(B w_i) a_i^T - Y|^2/(2 lam)``
-    in x = [A (n m), W (n r)], z_i = B w_i with K0 = B B^T (B: P x r, so that
-    |w_i|^2 = z_i^T K0^+ z_i and z_i lies in the range of K0); value, gradient."""
-    r = B.shape[1]
-    A = x[: n * m].reshape(n, m)
-    W = x[n * m:].reshape(n, r)
-    Z = W @ B.T
-    R = np.maximum(Z, 0.0)
-    D = (R.T @ A - Y) / lam  # (P, m) = -t
-    val = 0.5 * (Ps * np.sum(A * A) + np.sum(W * W)) + 0.5 * lam * np.sum(D * D)
-    gA = Ps * A + R @ D
-    gW = W + ((Z > 0) * (A @ D.T)) @ B
-    return val, np.concatenate([gA.ravel(), gW.ravel()])
-
-
 class _Factor:
     """A factor K0 = B B^T of the input kernel with preactivations z = B w, |w|^2 = z^T K0^+ z.
 
@@ -213,17 +198,6 @@ class _Factor:
         if self.chol is not None:
             return linalg.solve_triangular(self.chol, Z.T, lower=True).T
         return Z @ self.Bpinv.T
-
-
-def _penalised_stage(A, W, m, B, Ps, Y, lam):
-    """L-BFGS on :func:`_penalised_objective` from (A, W (k, r)); returns (A, W, iterations)."""
-    k, r = W.shape
-    x = np.concatenate([A.ravel(), W.ravel()])
-    res = optimize.minimize(_penalised_objective, x, args=(k, m, B, Ps, Y, lam), jac=True,
-                            method="L-BFGS-B", options={"maxiter": 3000,
-                                                         "gtol": 1e-12 * max(1.0, lam),
-                                                         "ftol": 1e-15})
-    return res.x[: k * m].reshape(k, m).copy(), res.x[k * m:].reshape(k, r).copy(), int(res.nit)
 
 
 def _network_point(fac, W, V, Ps, Y, T, out_tol):
@@ -297,10 +271,19 @@ def solve_relu_outliers(
     ``t / sqrt(dual_margin)`` is dual feasible and its dual value is a lower bound on the global
     minimum (``lower_bound``; ``duality_gap`` = (cost - lower_bound)/cost bounds how far the
     returned point can be from it). When the dual ascent (``dual_ascent``) finds a network
-    along its directions that is cheaper than the KKT point of the sliding neurons, that network
-    is returned instead (the best feasible point known; its neurons cluster around a few
-    directions, its KKT residual with the lower bound's multiplier is reported, and it is
-    certified when its cost is within 1e-6 of the lower bound).
+    along its directions that is cheaper than the KKT point of the sliding neurons (or that
+    point does not interpolate), that network is returned instead (the best feasible point
+    known; its neurons cluster around a few directions, its KKT residual with the lower
+    bound's multiplier is reported, and it is certified when its cost is within 1e-6 of the
+    lower bound). Such a network is then
+    compacted (:func:`._relu_sliding._compact_points`): its clusters of neurons (activation
+    patterns with cosine > 0.99, 0.999 or 0.98) are merged into one neuron each, the merged
+    neurons slide and the KKT system is solved exactly. Each compact KKT point's multiplier (with
+    the certificate's search over the free multipliers at T = 0) gives one more dual bound, and
+    the cheapest compact point is returned, with its own multiplier, when it is cheaper than
+    the sliding-neuron KKT point (or that point does not interpolate) and no dearer than the
+    network (within 1e-6, relative): a point of a few neurons. It is certified when its cost is
+    within 1e-6 of the lower bound.
 
     Range formulation: the preactivations of a network on the training inputs lie in the range
     of K0, so the problem is posed there, ``zbar = B u`` with ``K0 = B B^T`` and
@@ -367,7 +350,8 @@ def solve_relu_outliers(
                        upper_bound] by in-out column generation on the directions it collected
                        (:func:`._relu_dual._inout_refinement`, at most 40 restricted problems;
                        the upper bound is then the network over its directions, returned when
-                       cheaper than the KKT point). A KKT point whose relative duality gap to
+                       cheaper than the KKT point), and compact the network into a KKT point of
+                       few neurons (above). A KKT point whose relative duality gap to
                        that bound is <= ``GAP_RTOL`` = 1e-6 is certified (``converged``) even
                        when its own multiplier has ``dual_margin`` > 1 (at T = 0 the multiplier
                        is not unique and the dual optimum is degenerate).
@@ -441,17 +425,7 @@ def solve_relu_outliers(
                     if margin <= 1.0 + 1e-3 or w_star is None:
                         break
                     A, W = _insert(A, W, t, B, Ps, w_star)
-            Z = W @ B.T
-            t = (Y - np.maximum(Z, 0.0).T @ A) / lam_end
-            A, Z = _prune_merge(A, Z, Ps, K0pinv)
-            t, A, Z, nfev = _polish(t @ Pi, A, Z, fac, Ps, Y, T, tol)
-            t = t @ Pi
-            A, Z = _prune_merge(A, Z, Ps, K0pinv)
-            W = fac.to_w(Z)  # coordinates w_i (of the range part)
-            if fac.singular:  # z_i exactly in the range of K0 (the polish holds it there to tol)
-                Z = W @ B.T
-            zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
-            res_d = _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol)
+            t, A, Z, W, res_d = _kkt_point(A, W, lam_end, fac, Ps, Y, T, tol, Pi)
             resid = max(res_d.values())
             ok_kkt = resid <= 10 * max(tol, 1e-8)
             margin, w_star = _pricing(t, fac, Ps, rng, W, n_random)
@@ -509,15 +483,51 @@ def solve_relu_outliers(
         ok = ok_kkt and gap <= GAP_RTOL
     out_tol = 1e-8 * float(np.abs(Y).max())
     upper = cost if (T > 0 or res_d["output"] <= out_tol) else float("inf")
+    point_upper = upper  # the point's cost when it is feasible: what another point must beat
     network = None
     if not ok:  # a feasible network along the known directions (_relu_dual._restricted_primal)
         u, u_res, V_net = _restricted_primal(fac, W_known, Y, Ps, T, V0=V_known, readouts=True)
         if u_res <= out_tol and u < upper:
             upper = u
             network = _network_point(fac, W_known, V_net, Ps, Y, T, out_tol)
+    compact, n_compact = None, 0
+    if not ok and network is not None:
+        # merge the network's clusters of neurons and solve the KKT system of the merged few
+        # (_relu_sliding._compact_points): each such point's multiplier gives a dual bound; the
+        # point is returned when it is cheaper than the sliding-neuron KKT point (if that
+        # interpolates) and no dearer than the network (within GAP_RTOL: few neurons rather
+        # than many for that much)
+        for t_c, A_c, Z_c, cost_c, res_c in _compact_points(network[0], network[1], fac, Ps, Y,
+                                                            T, tol, lam_end, Pi):
+            n_compact += 1
+            margin_c, _ = _pricing(t_c, fac, Ps, rng, fac.to_w(Z_c), n_random + Pn)
+            if T == 0 and margin_c > 1.0 + 1e-6:  # t is not unique at T = 0
+                cert_c = certify(t_c, A_c, Z_c, n_random + Pn)
+                if cert_c.margin < margin_c:
+                    t_c, margin_c = cert_c.t, cert_c.margin
+            lower_c = _dual_lower_bound(t_c, Y, T, margin_c)
+            if lower_c > lower:
+                lower, t_low = lower_c, t_c
+            if T > 0 or res_c["output"] <= out_tol:
+                upper = min(upper, cost_c)
+            if (cost_c < point_upper * (1 - 1e-9) and cost_c <= network[2] * (1 + GAP_RTOL)
+                    and (compact is None or cost_c < compact[3])):
+                compact = (t_c, A_c, Z_c, cost_c, margin_c, res_c)
+            report(f"compact KKT point {n_compact}: {A_c.shape[0]} neurons, cost {cost_c:.10g}, "
+                   f"dual margin {margin_c:.8f}, lower bound {lower:.10g}")
+            if compact is not None and compact[3] - lower <= GAP_RTOL * compact[3]:
+                break
     point_cost = cost
-    returned_network = network is not None and network[2] < cost * (1 - 1e-9)
-    if returned_network:
+    returned_compact = compact is not None
+    returned_network = (not returned_compact and network is not None
+                        and network[2] < point_upper * (1 - 1e-9))
+    if returned_compact:
+        # a KKT point (with its own multiplier), cheaper than or as cheap as the network
+        t, A, Z, cost, margin, res_d = compact
+        resid = max(res_d.values())
+        gap = max(cost - lower, 0.0) / cost
+        ok = gap <= GAP_RTOL
+    elif returned_network:
         # return the cheaper network (with the lower bound's multiplier) instead of the point
         A, Z, cost = network
         t = t_low if t_low is not None else _feasible_multiple(t, Y, T, margin)
@@ -533,9 +543,17 @@ def solve_relu_outliers(
            f"feasible upper bound {upper:.10g} ({nit} stages, {n_lbfgs} L-BFGS steps)")
     if returned_network:
         msg += (f"; returned: the group-lasso network over the directions of the dual ascent "
-                f"({A.shape[0]} neurons), cheaper than the KKT point "
-                f"of the sliding neurons ({point_cost:.10g}); it is a KKT point only to the "
-                "residual shown")
+                f"({A.shape[0]} neurons), " +
+                (f"cheaper than the KKT point of the sliding neurons ({point_cost:.10g})"
+                 if np.isfinite(point_upper) else
+                 f"feasible, where the point of the sliding neurons (cost {point_cost:.10g}) does "
+                 "not interpolate") +
+                "; it is a KKT point only to the residual shown")
+    if returned_compact:
+        msg += (f"; returned: a KKT point of {A.shape[0]} neurons from merging the clustered "
+                "neurons of the group-lasso network over the directions of the dual ascent "
+                f"({network[0].shape[0]} neurons, cost {network[2]:.10g}; the sliding-neuron "
+                f"KKT point cost {point_cost:.10g})")
     if upper < cost * (1 - 1e-9):
         msg += (f"; a network along the known neuron directions costs {upper:.10g} < cost, so the "
                 "returned point is not the global minimum, which lies in [lower bound, upper "
@@ -545,10 +563,12 @@ def solve_relu_outliers(
                 f"{(lower - upper) / upper:.1e} (relative): the pricing search missed a violating "
                 "direction, so the lower bound is uncertain at about that level")
     if ascent is not None:
-        msg += (f"; dual ascent (proximal, then in-out; {ascent} restricted duals) raised the "
-                "lower bound" +
+        msg += (f"; dual ascent (proximal, then in-out; {ascent} restricted duals) " +
+                (f"and {n_compact} merged KKT points " if n_compact else "") +
+                "raised the lower bound" +
                 (f" to within {gap:.1e} of the cost: certified" if ok else ""))
-        if ok and cert is not None and cert.cut_bound > 1.0 + 1e-6 and cert.exact:
+        if (ok and not (returned_network or returned_compact) and cert is not None
+                and cert.cut_bound > 1.0 + 1e-6 and cert.exact):
             msg += (" (no multiplier of this KKT point is exactly dual feasible, so a lower cost "
                     "may exist, by at most the gap)")
     status = Status.SUCCESS
@@ -566,23 +586,25 @@ def solve_relu_outliers(
                 why += (f"; the certificate search ({cert.free_dims} free dimensions of t, "
                         f"{cert.rounds} cutting-plane rounds, {cert.n_cuts} directions) did not "
                         "settle it")
-        if returned_network:  # only the gap is open
-            why = (f"; the returned network is within {gap:.1e} of the lower bound, not within "
-                   f"{GAP_RTOL:g} (the dual ascent's budget is spent; the search over neuron "
-                   "directions did not close the gap)")
+        if returned_network or returned_compact:  # only the gap is open
+            why = (f"; the returned {'point' if returned_compact else 'network'} is within "
+                   f"{gap:.1e} of the lower bound, not within {GAP_RTOL:g} (the dual ascent's "
+                   "budget is spent; neither the search over neuron directions nor the merged "
+                   "network's multipliers closed the gap)")
         if fac.singular and T == 0 and res_d["output"] > 1e-6 * float(np.max(np.abs(Y))):
             # the likely reason on a singular K0: no interpolant exists (t diverges with 1/lam)
             why = (f"; the output constraint is violated by {res_d['output']:.2e}: K0 is "
                    f"singular (rank {rank} < P = {Pn}), and relu(z) with z in the range of K0 "
                    "need not span the targets, so the interpolation problem is probably "
                    "infeasible (T > 0, regression, always has a solution)")
-        if out_of_budget and not returned_network:
+        if out_of_budget and not (returned_network or returned_compact):
             status = Status.MAX_ITERATIONS
             why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
         else:
             status = Status.NUMERICAL_FAILURE
             why += (" (the search found no insertion direction; try more n_restarts)"
-                    if margin > 1.0 + 1e-6 and not returned_network else "")
+                    if margin > 1.0 + 1e-6 and not (returned_network or returned_compact)
+                    else "")
         msg = "not certified: " + msg + why
     out = ReLUOutlierSolution(
         converged=bool(ok), status=status, message=msg,
