@@ -366,7 +366,14 @@ def test_three_layer_map_is_the_chain_of_the_public_pieces():
     assert why == "" and len(mids) == 1 and mids[0].converged
     np.testing.assert_allclose(fx_light, fx_full, atol=1e-12)
     f_ref = solve_sigmoid_general(K2, Y, seed=0, throw=True)
-    m_ref = solve_sigmoid_middle_layer(K1, conjugate_kernel(f_ref), labels, seed=0, throw=True)
+    # the feature layer agrees to rounding (6e-12 with numpy 2.4) and the map's K_1 (through its
+    # parameters) to about 1e-16; the middle layer's mode search can take another path from
+    # inputs that differ at that level (its K then differs within its quadrature error, 2e-5,
+    # seen with numpy 2.4.6), so the chain continues from the map's own inputs
+    np.testing.assert_allclose(conjugate_kernel(feat), conjugate_kernel(f_ref), atol=1e-10)
+    K1x = F.kernels(x)[0]
+    np.testing.assert_allclose(K1x, K1, atol=1e-14)
+    m_ref = solve_sigmoid_middle_layer(K1x, conjugate_kernel(feat), labels, seed=0, throw=True)
     l_ref = solve_sigmoid_first_layer(m_ref.K_tilde_below, labels, throw=True)
     K1n, K2n = F.kernels(fx_full)
     np.testing.assert_allclose(K2n, m_ref.K, atol=1e-12)
