@@ -275,15 +275,14 @@ def solve_relu_outliers(
     point does not interpolate), that network is returned instead (the best feasible point
     known; its neurons cluster around a few directions, its KKT residual with the lower
     bound's multiplier is reported, and it is certified when its cost is within 1e-6 of the
-    lower bound). Such a network is then
-    compacted (:func:`._relu_sliding._compact_points`): its clusters of neurons (activation
-    patterns with cosine > 0.99, 0.999 or 0.98) are merged into one neuron each, the merged
-    neurons slide and the KKT system is solved exactly. Each compact KKT point's multiplier (with
-    the certificate's search over the free multipliers at T = 0) gives one more dual bound, and
-    the cheapest compact point is returned, with its own multiplier, when it is cheaper than
-    the sliding-neuron KKT point (or that point does not interpolate) and no dearer than the
-    network (within 1e-6, relative): a point of a few neurons. It is certified when its cost is
-    within 1e-6 of the lower bound.
+    lower bound). Such a network is then compacted (:func:`._relu_sliding._compact_points`):
+    its clusters of neurons (activation patterns with cosine > 0.99, 0.999 or 0.98) are merged
+    into one neuron each, the merged neurons slide and the KKT system is solved exactly. Each
+    compact KKT point's multiplier (with the certificate's search over the free multipliers at
+    T = 0) gives one more dual bound, and the cheapest compact point is returned, with its own
+    multiplier, when it is cheaper than the sliding-neuron KKT point (or that point does not
+    interpolate) and no dearer than the network (within 1e-6, relative): a point of a few
+    neurons. It is certified when its cost is within 1e-6 of the lower bound.
 
     Range formulation: the preactivations of a network on the training inputs lie in the range
     of K0, so the problem is posed there, ``zbar = B u`` with ``K0 = B B^T`` and
