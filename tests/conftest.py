@@ -12,6 +12,44 @@ settings.register_profile("explore", derandomize=False, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (``-n N``, the default: see pyproject.toml) each worker process gets
+    one torch and one BLAS/OpenMP thread, so N workers share N cores instead of oversubscribing
+    them (the tests' matrices are small; two threads per worker on a 2-core machine can be
+    many times slower). The environment variables reach the BLAS libraries loaded later (scipy
+    ships its own) and the tests' subprocesses; threadpoolctl limits those already loaded."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = "1"
+        import scipy.linalg  # noqa: F401  (loads scipy's BLAS under the limit)
+        import torch
+        from threadpoolctl import threadpool_limits
+
+        torch.set_num_threads(1)
+        threadpool_limits(limits=1)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per usable core, at most 8 (each worker imports torch)."""
+    from richlazy.validate.core._cli import usable_cores
+
+    return min(usable_cores(), 8)
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch):
+    """The case registry swapped for a copy for one test (restored after), so that cases a test
+    registers vanish with it. Every case module is imported into the real registry first: a
+    module first imported while the copy is active would register into the throw-away copy and
+    be missing for later tests in the same process (which tests those are depends on the order,
+    e.g. under pytest-xdist)."""
+    from richlazy.validate.core import _registry
+
+    _registry.all_cases()
+    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    return _registry._REGISTRY
+
+
 @pytest.fixture
 def one_torch_thread():
     """Run a test with one torch intra-op thread (restored after): tiny tensors, where threads

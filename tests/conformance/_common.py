@@ -177,6 +177,7 @@ def _with_tiny_case(fn):
         from richlazy.validate import CaseOutcome, compare, register_case
         from richlazy.validate.core import _registry
 
+        _registry.all_cases()  # case modules register into the real registry, not the copy
         saved = _registry._REGISTRY
         _registry._REGISTRY = dict(saved)
         try:

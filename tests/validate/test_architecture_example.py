@@ -5,7 +5,6 @@ import pathlib
 import re
 
 from richlazy.validate import run_suite
-from richlazy.validate.core import _registry
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
@@ -17,11 +16,7 @@ def _example_source() -> str:
     return code
 
 
-def test_worked_example_case_runs(tmp_path, monkeypatch):
-    # load every case module first: a module first imported inside the patch would register
-    # into the throw-away copy and be missing from the registry for later tests
-    _registry.all_cases()
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+def test_worked_example_case_runs(tmp_path, scratch_registry):
     exec(compile(_example_source(), str(DOC), "exec"), {})
     report = run_suite("quick", only="richness/example-nngp", device="cpu", out_dir=tmp_path,
                        progress=False)

@@ -286,3 +286,18 @@ def test_validate_package_is_lazy_and_complete():
     assert set(v.__all__) <= set(dir(v))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         v.nope  # noqa: B018
+
+
+def test_workers_auto_is_one_worker_per_usable_core_and_bad_counts_exit_2(capsys):
+    from richlazy.validate.core._cli import build_parser, usable_cores
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert usable_cores() == cores
+    for cmd in (["validate"], ["sweep", "selftest"]):
+        assert build_parser().parse_args([*cmd, "--workers", "auto"]).workers == cores
+        assert build_parser().parse_args([*cmd, "--workers", "3"]).workers == 3
+    for bad in ("0", "two", "-1"):
+        assert _run_main(["validate", "--workers", bad, "--out", "unused"]) == 2
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "--workers" in line and "positive integer or 'auto'" in line and repr(bad) in line, line
+    assert not os.path.exists("unused")

@@ -4,7 +4,6 @@ import json
 
 import pytest
 from richlazy.validate.cases.coding import _linear as _cases_coding
-from richlazy.validate.core import _registry
 from richlazy.validate.core._cli import main
 from richlazy.validate.core._compare import compare
 from richlazy.validate.core._registry import CaseOutcome, register_case
@@ -66,9 +65,7 @@ def test_validate_writes_report_and_exit_code_matches(tmp_path, tiny_linear, cap
         [x["simulation"] for x in case["quantities"]]
 
 
-def test_failing_and_crashing_cases_give_exit_code_1(tmp_path, monkeypatch, capsys):
-    reg = dict(_registry._REGISTRY)
-    monkeypatch.setattr(_registry, "_REGISTRY", reg)
+def test_failing_and_crashing_cases_give_exit_code_1(tmp_path, scratch_registry, capsys):
 
     @register_case("coding/zz-fixture-fail", description="always fails", suites=("quick",))
     def _fail(ctx):

@@ -15,10 +15,8 @@ from richlazy.validate.core._cli import main
 
 
 @pytest.fixture
-def registry(monkeypatch):
+def registry(scratch_registry):
     """Register fixture cases into a copy of the registry (removed after the test)."""
-    _registry.all_cases()  # the real cases register into the real registry first
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
     return register_case
 
 

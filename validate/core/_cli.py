@@ -1,18 +1,19 @@
 """The ``richlazy`` command line: a thin layer over library functions.
 
     richlazy validate [--suite quick|full] [--only GLOB] [--device auto|cpu|cuda] [--out DIR]
-                      [--seed N] [--threads N] [--quiet]
+                      [--seed N] [--threads N] [--workers N|auto | --scheduler ADDR] [--quiet]
     richlazy list
     richlazy info
     richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S] [--threads N]
     richlazy tables [--format md|latex|csv|json] [--model GLOB]
     richlazy sweep NAME --grid KEY=V1,V2 [--grid ...] [--seeds N] [--out DIR]
-                   [--workers N | --scheduler ADDR] [--device auto|cpu|cuda] [--seed N]
+                   [--workers N|auto | --scheduler ADDR] [--device auto|cpu|cuda] [--seed N]
                    [--threads N] [--no-figures] [--quiet]
     richlazy sweep --list | richlazy sweep NAME --describe
 
-``validate`` and ``sweep`` run on Dask with ``--workers N`` (a LocalCluster) or ``--scheduler
-ADDR`` (an existing cluster); install ``richlazy[distributed]`` for that.
+``validate`` and ``sweep`` run on Dask with ``--workers N`` (a LocalCluster of N one-thread
+processes; ``auto``: one per usable core) or ``--scheduler ADDR`` (an existing cluster); install
+``richlazy[distributed]`` for that.
 
 Exit codes: 0 success, 1 a selected validation case (or sweep task) failed, 2 bad arguments
 (one line on stderr naming the option: a bad value, an --out that is a file or not writable, a
@@ -24,6 +25,7 @@ Only what a command needs is imported: ``tables`` imports neither torch nor matp
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 
@@ -60,6 +62,23 @@ _SEED = _int_at_least(0, "a non-negative integer")
 _THREADS = _int_at_least(1, "a positive integer")
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def _workers(text: str) -> int:
+    """``--workers``: a positive integer, or ``auto`` (one worker per usable core)."""
+    if text == "auto":
+        return usable_cores()
+    try:
+        return _THREADS(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'auto', got {text!r}") from None
+
+
 def _fail(message: str) -> int:
     print(f"richlazy: error: {message}", file=sys.stderr)
     return 2
@@ -74,9 +93,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _executor_options(parser, what: str) -> None:
     g = parser.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=_THREADS, default=None, metavar="N",
-                   help=f"run the {what} on a Dask LocalCluster of N one-thread worker processes "
-                        "(needs richlazy[distributed])")
+    g.add_argument("--workers", type=_workers, default=None, metavar="N",
+                   help=f"run the {what} on a Dask LocalCluster of N one-thread worker processes; "
+                        "'auto': one per usable core (needs richlazy[distributed])")
     g.add_argument("--scheduler", metavar="ADDR", default=None,
                    help=f"run the {what} on the Dask cluster at ADDR, e.g. tcp://127.0.0.1:8786 "
                         "(needs richlazy[distributed]; workers must see the output folder)")
@@ -169,9 +188,13 @@ def _cmd_validate(args) -> int:
     except ValueError as exc:
         return _fail(str(exc))
 
+    executor, workers = _executor(args)
+    # on a cluster every case is handed over at once; its line below comes when it finishes
+    started = "..." if executor == "sequential" else "queued"
+
     def start(spec):
         if not args.quiet:
-            print(f"[richlazy] {spec.name} ...", file=sys.stderr, flush=True)
+            print(f"[richlazy] {spec.name} {started}", file=sys.stderr, flush=True)
 
     def end(res):
         print(render_case_line(res), flush=True)
@@ -179,7 +202,6 @@ def _cmd_validate(args) -> int:
             print(res.error.rstrip().splitlines()[-1], flush=True)
 
     try:
-        executor, workers = _executor(args)
         report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
                            seed=args.seed, progress=not args.quiet, on_case_start=start,
                            on_case_end=end, threads=args.threads, executor=executor,

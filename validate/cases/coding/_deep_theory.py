@@ -81,7 +81,8 @@ def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6):
     else:
         K_sampled = [run.samples[f"K{l}"].double().numpy() for l in range(1, L - 1)] + [K_below]
         sc = solve_sigmoid_deep(labels, Y, K_start=[K.mean(axis=(0, 1)) for K in K_sampled],
-                                quad_nodes=quad_nodes, seed=ctx.child_seed(2), progress=ctx.progress)
+                                quad_nodes=quad_nodes, maxiter=40, seed=ctx.child_seed(2),
+                                progress=ctx.progress)
         notes.append(f"Self-consistent L = {L} theory (solve_sigmoid_deep, Newton from the sampled kernels): "
                      f"{sc.message}; first step's residual {sc.history[0]:.3f}.")
         if sc.converged:
