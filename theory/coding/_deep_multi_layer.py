@@ -194,7 +194,8 @@ def solve_sigmoid_deep(
     rtol : float
         Stop when ``max|F(K) - K| <= rtol * max|K|`` over all class-block parameters.
     maxiter : int
-        Newton iterations.
+        Newton iterations; a refresh of the finite-difference Jacobian (when the Broyden model
+        goes stale) uses one of them.
     fd_step : float
         Step of the finite-difference Jacobian.
     quad_nodes : int

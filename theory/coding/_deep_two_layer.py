@@ -154,7 +154,8 @@ def solve_sigmoid_two_layer(
     rtol : float
         Stop when ``max|F(K_1) - K_1| <= rtol * max|K_1|``.
     maxiter : int
-        Newton iterations.
+        Newton iterations; a refresh of the finite-difference Jacobian (when the Broyden model
+        goes stale) uses one of them.
     fd_step : float
         Step of the finite-difference Jacobian.
     seed : int
