@@ -520,6 +520,7 @@ def solve_relu_outliers(
     returned_compact = compact is not None
     returned_network = (not returned_compact and network is not None
                         and network[2] < point_upper * (1 - 1e-9))
+    replaced = returned_compact or returned_network  # not the sliding-neuron KKT point
     if returned_compact:
         # a KKT point (with its own multiplier), cheaper than or as cheap as the network
         t, A, Z, cost, margin, res_d = compact
@@ -566,7 +567,7 @@ def solve_relu_outliers(
                 (f"and {n_compact} merged KKT points " if n_compact else "") +
                 "raised the lower bound" +
                 (f" to within {gap:.1e} of the cost: certified" if ok else ""))
-        if (ok and not (returned_network or returned_compact) and cert is not None
+        if (ok and not replaced and cert is not None
                 and cert.cut_bound > 1.0 + 1e-6 and cert.exact):
             msg += (" (no multiplier of this KKT point is exactly dual feasible, so a lower cost "
                     "may exist, by at most the gap)")
@@ -585,7 +586,7 @@ def solve_relu_outliers(
                 why += (f"; the certificate search ({cert.free_dims} free dimensions of t, "
                         f"{cert.rounds} cutting-plane rounds, {cert.n_cuts} directions) did not "
                         "settle it")
-        if returned_network or returned_compact:  # only the gap is open
+        if replaced:  # only the gap is open
             why = (f"; the returned {'point' if returned_compact else 'network'} is within "
                    f"{gap:.1e} of the lower bound, not within {GAP_RTOL:g} (the dual ascent's "
                    "budget is spent; neither the search over neuron directions nor the merged "
@@ -596,13 +597,13 @@ def solve_relu_outliers(
                    f"singular (rank {rank} < P = {Pn}), and relu(z) with z in the range of K0 "
                    "need not span the targets, so the interpolation problem is probably "
                    "infeasible (T > 0, regression, always has a solution)")
-        if out_of_budget and not (returned_network or returned_compact):
+        if out_of_budget and not replaced:
             status = Status.MAX_ITERATIONS
             why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
         else:
             status = Status.NUMERICAL_FAILURE
             why += (" (the search found no insertion direction; try more n_restarts)"
-                    if margin > 1.0 + 1e-6 and not (returned_network or returned_compact)
+                    if margin > 1.0 + 1e-6 and not replaced
                     else "")
         msg = "not certified: " + msg + why
     out = ReLUOutlierSolution(
