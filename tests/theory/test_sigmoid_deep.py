@@ -315,6 +315,51 @@ def test_class_block_prior_matches_importance_sampling_of_the_full_posterior():
     np.testing.assert_allclose(s.K_tilde_below, Kinv @ (s.Czz - Kp) @ Kinv, atol=1e-10)
 
 
+@pytest.mark.parametrize("activation", ["sigmoid_erf", "erf"])
+def test_compiled_field_moments_match_adaptive_quadrature(activation):
+    # the middle layer's per-point tilted averages (numba, Gauss-Hermite over eps) against
+    # scipy's adaptive quad of the same integrals over z ~ N(xi, s^2)
+    from richlazy.theory.coding._field_kernels import tilted_field_moments
+    from scipy import integrate
+
+    phi = _phi if activation == "sigmoid_erf" else special.erf
+    eps, w = np.polynomial.hermite_e.hermegauss(81)
+    xi = np.array([-1.3, 0.0, 0.4, 2.1])
+    u = np.array([3.0, -6.0, 0.7, -2.5])
+    s, alpha = 0.35, -1.7
+    out = tilted_field_moments(xi, u, s, alpha, eps, np.log(w / w.sum()), activation)
+    for i in range(xi.size):
+        def dens(z, f, i=i):
+            return (f(z) * np.exp(-0.5 * ((z - xi[i]) / s) ** 2 + 0.5 * alpha * phi(z) ** 2 + u[i] * phi(z))
+                    / (s * math.sqrt(2 * math.pi)))
+
+        def integral(f, i=i):
+            return integrate.quad(dens, xi[i] - 12 * s, xi[i] + 12 * s, args=(f,), epsabs=0, epsrel=1e-12)[0]
+
+        chi = integral(lambda z: 1.0)
+        def e(z, i=i):
+            return (z - xi[i]) / s
+
+        ref = [math.log(chi), integral(phi) / chi, integral(lambda z: phi(z) ** 2) / chi,
+               integral(e) / chi, integral(lambda z: e(z) ** 2) / chi,
+               integral(lambda z: e(z) * phi(z)) / chi]
+        np.testing.assert_allclose(out[i], ref, rtol=1e-9, atol=1e-11)
+
+
+def test_first_layer_without_codes_is_the_same_kernel():
+    # the deep maps' light evaluation of layer 1 leaves out the class-mean distributions only
+    from richlazy.theory.coding._deep import _first_layer
+
+    labels = np.repeat([0, 1, 2], [8, 5, 5])
+    Kt = _class_block(labels, np.full(3, -0.3) + np.diag(_B_TILDE), _B_TILDE)
+    full = solve_sigmoid_first_layer(Kt, labels, throw=True)
+    light = _first_layer(Kt, labels, codes=False, throw=True)
+    assert light.converged and np.all(np.isnan(light.code_fractions))
+    assert "code fractions not computed" in light.message
+    np.testing.assert_array_equal(light.K, full.K)
+    np.testing.assert_array_equal(light.mean_activation, full.mean_activation)
+
+
 def test_indefinite_tilt_block_is_a_status_and_bad_input_names_the_argument():
     labels = np.repeat([0, 1, 2], 4)
     Kt = _class_block(labels, [0.1, 0.1, 0.1], -0.2 * np.eye(3))

@@ -198,6 +198,15 @@ def solve_sigmoid_first_layer(
     :class:`SigmoidFirstLayerSolution`. Not converged (status BAD_PROBLEM) when the class block
     B~ has a negative eigenvalue: the field is then imaginary along it, which is not implemented.
     """
+    return _first_layer(K_tilde, labels, sigma_w2=sigma_w2, activation=activation, threshold=threshold,
+                        n_nodes=n_nodes, grid_step=grid_step, n_bins=n_bins, throw=throw, codes=True)
+
+
+def _first_layer(K_tilde, labels, *, sigma_w2=1.0, activation="sigmoid_erf", threshold=None, n_nodes=121,
+                 grid_step=0.6, n_bins=512, throw=False, codes=True):
+    """:func:`solve_sigmoid_first_layer`; with ``codes=False`` without the code fractions (NaN:
+    the class-mean distributions are most of the cost, and the deep maps need only K inside
+    their Newton iterations)."""
     Kt = as_float_matrix("K_tilde", K_tilde)
     P = Kt.shape[0]
     if Kt.shape != (P, P):
@@ -237,14 +246,15 @@ def solve_sigmoid_first_layer(
         return res
     keep = lam > tol
     Lf = V[:, keep] * np.sqrt(lam[keep])  # (C, r): u = Lf w, w ~ N(0, I_r)
-    tables = _FieldTables(alpha, n, sigma_w2, activation, n_nodes, n_bins, lo, hi, threshold)
+    tables = _FieldTables(alpha, n, sigma_w2, activation, n_nodes, n_bins, lo, hi, threshold, codes)
     acc, edge = _integrate_field(Lf, n, lo, hi, grid_step, tables)
-    K_diag, K_block, mean_act, codes = acc
+    K_diag, K_block, mean_act, fractions = acc
     K = _block_kernel(K_diag, K_block, lab)
-    norm_err = abs(float(codes.sum()) - 1.0)
+    norm_err = abs(float(fractions.sum()) - 1.0) if codes else 0.0
     ok = edge < -30.0 and norm_err < 1e-8
+    n_codes = f"{int(np.sum(fractions > 1e-3))} codes above 0.1 %" if codes else "code fractions not computed"
     msg = (f"layer 1 solved on a {Lf.shape[1]}-dimensional field grid: mean activations "
-           f"{np.round(mean_act, 4).tolist()}, {int(np.sum(codes > 1e-3))} codes above 0.1 %; the "
+           f"{np.round(mean_act, 4).tolist()}, {n_codes}; the "
            f"class-block form drops {resid:.1%} of K_tilde (Frobenius)")
     if not ok:
         msg = (f"the field grid did not hold the weight (edge log-weight {edge:.1f}, code fractions "
@@ -252,7 +262,7 @@ def solve_sigmoid_first_layer(
     res = SigmoidFirstLayerSolution(
         converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg, nit=1,
         residual=norm_err, K=K, K_diag=K_diag, K_block=K_block, mean_activation=mean_act,
-        code_fractions=codes, field_rank=int(Lf.shape[1]), edge_log_weight=float(edge), **common)
+        code_fractions=fractions, field_rank=int(Lf.shape[1]), edge_log_weight=float(edge), **common)
     raise_if_failed(res, throw)
     return res
 
@@ -316,9 +326,10 @@ def _class_blocks(K, lab, C):
 class _FieldTables:
     """Single-input averages of the tilted densities p_c(z | u) on fine 1-D grids of u, per class:
     log chi_c, <phi>, <phi^2> (Gauss-Hermite) and the probability pi_c(u) that the mean of n_c
-    independent phi exceeds the threshold (binned phi, FFT convolution); linearly interpolated."""
+    independent phi exceeds the threshold (binned phi, FFT convolution); linearly interpolated.
+    With ``codes=False`` pi_c is not tabulated (``at`` returns None for it)."""
 
-    def __init__(self, alpha, n, sigma_w2, activation, n_nodes, n_bins, lo, hi, threshold):
+    def __init__(self, alpha, n, sigma_w2, activation, n_nodes, n_bins, lo, hi, threshold, codes=True):
         x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
         self.f = _phi_derivs(np.sqrt(sigma_w2) * x, activation)[0]
         self.logw = np.log(w / w.sum())
@@ -328,6 +339,7 @@ class _FieldTables:
         self.bin_mass = np.diff(special.ndtr(z_edges))
         self.bin_mid = 0.5 * (edges[1:] + edges[:-1])
         self.lo, self.width, self.n_bins, self.threshold = lo, hi - lo, n_bins, threshold
+        self.codes = codes
         self.grids = {}
 
     def build(self, c, u_lo, u_hi):
@@ -338,7 +350,7 @@ class _FieldTables:
         p = np.exp(e - lchi[:, None])
         m1, m2 = p @ self.f, p @ self.f ** 2
         uc = np.linspace(u[0], u[-1], max(int((u[-1] - u[0]) / 0.05) + 2, 3))
-        self.grids[c] = (u, lchi, m1, m2, uc, self._pi(c, uc))
+        self.grids[c] = (u, lchi, m1, m2, uc, self._pi(c, uc) if self.codes else None)
 
     def _pi(self, c, uc):
         """P(mean of n_c independent phi > threshold | u) at the field values uc."""
@@ -358,7 +370,7 @@ class _FieldTables:
     def at(self, c, u):
         g = self.grids[c]
         return (np.interp(u, g[0], g[1]), np.interp(u, g[0], g[2]), np.interp(u, g[0], g[3]),
-                np.interp(u, g[4], g[5]))
+                None if g[5] is None else np.interp(u, g[4], g[5]))
 
 
 def _phi_inverse(f, activation):
@@ -372,7 +384,8 @@ def _phi_inverse(f, activation):
 def _integrate_field(Lf, n, lo, hi, h, tables):
     """Trapezoid rule over the whitened field w (r dims) of the weight
     ``exp(-|w|^2/2 + sum_c n_c log chi_c((Lf w)_c))``; returns the posterior averages
-    (K_diag, K_block, mean_activation, code_fractions) and the edge log-weight."""
+    (K_diag, K_block, mean_activation, code_fractions) and the edge log-weight; the code
+    fractions are NaN when the tables hold no class-mean distributions."""
     C, r = Lf.shape
     nL = Lf * n[:, None]
     w_lo = np.minimum(nL * lo, nL * hi).sum(axis=0) - _MARGIN
@@ -407,13 +420,16 @@ def _integrate_field(Lf, n, lo, hi, h, tables):
         m2 = np.empty((idx.size, C))
         pi = np.empty((idx.size, C))
         for c in range(C):
-            lchi, m1[:, c], m2[:, c], pi[:, c] = tables.at(c, U[:, c])
+            lchi, m1[:, c], m2[:, c], pi_c = tables.at(c, U[:, c])
+            if pi_c is not None:
+                pi[:, c] = pi_c
             logw += n[c] * lchi
         if on_edge.any():
             edge_max = max(edge_max, float(logw[on_edge].max()))
         new_shift = max(shift, float(logw.max()))
         wt = np.exp(logw - new_shift)
-        parts = [wt @ m2, np.einsum("i,ia,ic->ac", wt, m1, m1), wt @ m1, wt @ _code_probs(pi), wt.sum()]
+        codes = wt @ _code_probs(pi) if tables.codes else np.full(1 << C, np.nan)
+        parts = [wt @ m2, np.einsum("i,ia,ic->ac", wt, m1, m1), wt @ m1, codes, wt.sum()]
         if acc is None:
             acc = parts
         else:

@@ -36,7 +36,8 @@ from scipy import interpolate, special
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_matrix, as_rng, check_int
 from ._deep import _RANGE, _block_kernel, _check_layer_args, _class_blocks, _code_probs, _phi_inverse
-from ._general_core import _ascend_to_maxima, _phi_derivs
+from ._field_kernels import tilted_field_moments
+from ._general_core import _ascend_to_maxima
 
 __all__ = ["SigmoidMiddleLayerSolution", "solve_sigmoid_middle_layer"]
 
@@ -313,18 +314,13 @@ class _Field:
 
     def moments(self, c, xi, u, order):
         """Per point (xi, u) of class c: log chi, <phi>, <phi^2>, <z>, <z^2>; with order 2 also
-        d/dxi, d/du and the 2x2 Hessian of log chi."""
+        d/dxi, d/du and the 2x2 Hessian of log chi (one compiled pass per point,
+        :func:`._field_kernels.tilted_field_moments`)."""
         s = self.s[c]
-        z = xi[:, None] + s * self.eps
-        ph = _phi_derivs(z, self.activation)[0]
-        e = self.logw + 0.5 * self.alpha[c] * ph * ph + u[:, None] * ph
-        lchi = special.logsumexp(e, axis=1)
-        p = np.exp(e - lchi[:, None])
-        m_ph, m_ph2 = np.sum(p * ph, axis=1), np.sum(p * ph * ph, axis=1)
-        m_e, m_e2 = p @ self.eps, p @ (self.eps * self.eps)
+        lchi, m_ph, m_ph2, m_e, m_e2, m_eph = tilted_field_moments(
+            xi, u, s, self.alpha[c], self.eps, self.logw, self.activation).T
         out = [lchi, m_ph, m_ph2, xi + s * m_e, xi * xi + 2 * s * xi * m_e + s * s * m_e2]
         if order == 2:
-            m_eph = np.sum(p * ph * self.eps[None, :], axis=1)
             g = np.stack([m_e / s, m_ph], axis=1)
             h = np.empty((xi.size, 2, 2))
             h[:, 0, 0] = (m_e2 - m_e * m_e - 1.0) / (s * s)

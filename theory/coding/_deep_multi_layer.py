@@ -31,6 +31,7 @@ from ._deep import (
     SigmoidFirstLayerSolution,
     _block_kernel,
     _class_blocks,
+    _first_layer,
     _symmetric_from_upper,
     conjugate_kernel,
     solve_sigmoid_first_layer,
@@ -144,7 +145,7 @@ class _DeepMap:
                 K_l, Kt = out
             new.insert(0, K_l)
             kts.insert(0, Kt)
-        first = solve_sigmoid_first_layer(Kt, self.labels, sigma_w2=self.sigma_w2)
+        first = _first_layer(Kt, self.labels, sigma_w2=self.sigma_w2, codes=full)
         if not first.converged:
             return nan, feat, tuple(mids), first, tuple(kts), f"layer 1: {first.message}"
         return self.params([first.K] + new), feat, tuple(mids), first, tuple(kts), ""
@@ -244,13 +245,15 @@ def solve_sigmoid_deep(
     run = _newton_fixed_point(F, x, rtol=rtol, maxiter=maxiter, fd_step=fd_step, report=report,
                               start_name="K_start", failure=lambda extra: extra[-1])
     x, hist, status, why = run.x, run.history, run.status, run.why
-    if status == Status.SUCCESS and L > 2:  # the middle layers in full: quadrature check, codes
+    if status == Status.SUCCESS:  # the middle layers in full (quadrature check), and every layer's codes
         fx, *extra = F(x, full=True)
         if not np.all(np.isfinite(fx)):
             status, why = Status.NUMERICAL_FAILURE, extra[-1]
     else:
         extra = run.extra
     feat, mids, first, kts, _why = extra
+    if first is not None and np.all(np.isnan(first.code_fractions)):  # left out by the light map
+        first = _first_layer(kts[0], lab, sigma_w2=sigma_w2, codes=True)
     ok = status == Status.SUCCESS
     if ok:
         mid_codes = "; ".join(f"layer {l}: {int(np.sum(m.code_fractions > 0.01))} codes above 1 %"

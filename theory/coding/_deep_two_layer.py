@@ -34,6 +34,7 @@ from ._deep import (
     SigmoidFirstLayerSolution,
     _block_kernel,
     _class_blocks,
+    _first_layer,
     _symmetric_from_upper,
     conjugate_kernel,
     solve_sigmoid_first_layer,
@@ -103,7 +104,7 @@ class _TwoLayerMap:
         if not feat.converged:
             return np.full_like(x, np.nan), feat, None, None
         Kt = conjugate_kernel(feat)
-        first = solve_sigmoid_first_layer(Kt, self.labels, sigma_w2=self.sigma_w2)
+        first = _first_layer(Kt, self.labels, sigma_w2=self.sigma_w2, codes=False)
         if not first.converged:
             return np.full_like(x, np.nan), feat, Kt, first
         return np.concatenate([first.K_diag, first.K_block[self.iu]]), feat, Kt, first
@@ -185,6 +186,8 @@ def solve_sigmoid_two_layer(
                               start_name="K1_start", failure=lambda extra: _failure(extra[0], extra[2]))
     x, hist, gain, status, why = run.x, run.history, run.gain, run.status, run.why
     feat, Kt, first = run.extra
+    if first is not None:  # the code fractions, which the map's evaluations leave out
+        first = _first_layer(Kt, lab, sigma_w2=sigma_w2, codes=True)
     ok = status == Status.SUCCESS
     if ok:
         msg = (f"fixed point of the L = 2 map after {len(hist) - 1} Newton steps ({F.n_evals} evaluations, "
