@@ -393,6 +393,31 @@ def test_deep_solver_at_two_layers_is_the_two_layer_solver():
         solve_sigmoid_deep(labels, Y, K_start=[K1, np.eye(3)])
 
 
+def test_size_path_reaches_the_same_fixed_point_and_checks_its_input():
+    # continuation in the class sizes: P = 8 (classes 4 / 2 / 2) first, then P = 12 from its
+    # fixed point; the fixed point at P = 12 is the one Newton finds from the start directly
+    labels = np.repeat([0, 1, 2], [6, 3, 3])
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[labels]
+    K1 = _class_block(labels, [0.40] * 3, np.full((3, 3), 0.23) + 0.10 * np.eye(3))
+    direct = solve_sigmoid_deep(labels, Y, K_start=[K1], rtol=1e-7, throw=True)
+    seen = []
+    path = solve_sigmoid_deep(labels, Y, K_start=[K1], rtol=1e-7, size_path=[8], progress=seen.append,
+                              throw=True)
+    np.testing.assert_allclose(path.kernels[0], direct.kernels[0], atol=1e-6)
+    assert "size path: P = 8:" in path.message and "no fixed point" not in path.message
+    assert any("class sizes [4, 2, 2]" in line for line in seen)
+    with pytest.raises(ValueError, match="size_path must be increasing sizes below P = 12"):
+        solve_sigmoid_deep(labels, Y, K_start=[K1], size_path=[8, 6])
+    with pytest.raises(ValueError, match="size_path must be increasing sizes below P = 12"):
+        solve_sigmoid_deep(labels, Y, K_start=[K1], size_path=[12])
+    with pytest.raises(TypeError, match="size_path must be a sequence of ints"):
+        solve_sigmoid_deep(labels, Y, K_start=[K1], size_path=[7.5])
+    Y_bad = Y.copy()
+    Y_bad[1, 0] += 0.1
+    with pytest.raises(ValueError, match="size_path needs targets Y that are the same"):
+        solve_sigmoid_deep(labels, Y_bad, K_start=[K1], size_path=[8])
+
+
 def test_three_layer_map_is_the_chain_of_the_public_pieces():
     # one pass of the L = 3 map: feature layer on K_2, its K~_2, the middle layer (prior K_1, tilt
     # K~_2) giving K_2' and K~_1, layer 1 under K~_1 giving K_1'; the light evaluation used inside

@@ -161,6 +161,7 @@ def solve_sigmoid_deep(
     maxiter: int = 20,
     fd_step: float = 1e-4,
     quad_nodes: int = 6,
+    size_path=None,
     seed=0,
     progress=False,
     throw: bool = False,
@@ -202,6 +203,16 @@ def solve_sigmoid_deep(
     quad_nodes : int
         Gauss-Hermite nodes per field dimension of the middle layers (see
         :func:`solve_sigmoid_middle_layer`).
+    size_path : sequence of ints or None
+        Continuation in the number of training inputs: first solve the same task at these
+        smaller total sizes P_1 < P_2 < ... < P (class sizes ``n_c P_k / P`` rounded, at least
+        2; the same targets per class), the first from the class blocks of ``K_start``, each
+        next one (and finally P) from the fixed point before. On the orthonormal toy task the
+        map depends on P only through the class sizes, and its stiffness grows with them: at
+        Fig. 3's configuration Newton from sampled kernels finds no fixed point at P = 50, but
+        the path (20, 30) reaches it (docs/coding_sigmoid.md). Needs targets that are equal
+        within each class. A step of the path without a fixed point is reported in the message,
+        and the next step starts from the last fixed point found (or from ``K_start``).
     seed : int
         Seed of the feature-layer and middle-layer searches (the same at every evaluation, so the
         map is deterministic).
@@ -235,15 +246,30 @@ def solve_sigmoid_deep(
     solve_sigmoid_first_layer(np.zeros((P, P)), lab, sigma_w2=sigma_w2)
     report = as_progress(progress, "solve_sigmoid_deep")
     F = _DeepMap(lab, Y, L, sigma_w2, int(seed), quad_nodes)
+    blocks = []
     for i, K in enumerate(starts):
         d, B = _class_blocks(K, lab, F.C)
         if np.any(d <= np.diag(B)) or not _positive_definite(_block_kernel(d, B, lab)):
             raise ValueError(f"K_start[{i}] must be positive definite after its projection onto the "
                              "class-block form (diagonal per class, off-diagonal per pair of classes), got "
                              f"diagonals {np.round(d, 4).tolist()} and blocks {np.round(B, 4).tolist()}")
-    x = F.params(starts)
-    run = _newton_fixed_point(F, x, rtol=rtol, maxiter=maxiter, fd_step=fd_step, report=report,
-                              start_name="K_start", failure=lambda extra: extra[-1])
+        blocks.append((d, B))
+    path = _check_size_path(size_path, lab, Y)
+    newton = dict(rtol=rtol, maxiter=maxiter, fd_step=fd_step, failure=lambda extra: extra[-1])
+    path_notes = []
+    for P_k, lab_k, Y_k in path:
+        F_k = _DeepMap(lab_k, Y_k, L, sigma_w2, int(seed), quad_nodes)
+        report(f"size path: P = {P_k}, class sizes {np.bincount(lab_k).tolist()}", force=True)
+        run_k = _newton_fixed_point(F_k, F_k.params([_block_kernel(d, B, lab_k) for d, B in blocks]),
+                                    report=report, start_name="K_start or size_path", **newton)
+        if run_k.status == Status.SUCCESS:
+            blocks = [_class_blocks(K, lab_k, F.C) for K in F_k.kernels(run_k.x)]
+            path_notes.append(f"P = {P_k}: {len(run_k.history) - 1} steps")
+        else:
+            path_notes.append(f"P = {P_k}: no fixed point ({run_k.status.name}: {run_k.why})")
+    x = F.params([_block_kernel(d, B, lab) for d, B in blocks])
+    run = _newton_fixed_point(F, x, report=report, **newton,
+                              start_name="K_start or size_path" if path else "K_start")
     x, hist, status, why = run.x, run.history, run.status, run.why
     if status == Status.SUCCESS:  # the middle layers in full (quadrature check), and every layer's codes
         fx, *extra = F(x, full=True)
@@ -264,6 +290,8 @@ def solve_sigmoid_deep(
                + (f"; {mid_codes}" if mid_codes else ""))
     else:
         msg = f"no fixed point found ({status.name}: {why}); residuals {np.round(hist, 5).tolist()}"
+    if path_notes:
+        msg += "; size path: " + ", ".join(path_notes)
     res = SigmoidDeepSolution(
         converged=ok, status=status, message=msg, nit=len(hist) - 1, residual=hist[-1], L=L,
         kernels=tuple(F.kernels(x)), first_layer=first, middle_layers=tuple(mids), feature=feat,
@@ -271,3 +299,30 @@ def solve_sigmoid_deep(
     report(msg, force=True)
     raise_if_failed(res, throw)
     return res
+
+
+def _check_size_path(size_path, lab, Y):
+    """[(P_k, labels_k, Y_k)] of the smaller problems of ``size_path`` (see
+    :func:`solve_sigmoid_deep`), checked; [] for None."""
+    if size_path is None:
+        return []
+    P = lab.size
+    try:
+        sizes = [check_int("size_path", P_k, minimum=1) for P_k in size_path]
+    except TypeError:
+        raise TypeError(f"size_path must be a sequence of ints or None, got {size_path!r}") from None
+    if not sizes or any(b <= a for a, b in zip(sizes, sizes[1:], strict=False)) or sizes[-1] >= P:
+        raise ValueError(f"size_path must be increasing sizes below P = {P}, got {list(size_path)!r}")
+    C = int(lab.max()) + 1
+    first = np.array([np.flatnonzero(lab == c)[0] for c in range(C)])
+    scale = max(float(np.max(np.abs(Y))), 1e-300)
+    if np.max(np.abs(Y - Y[first][lab])) > 1e-12 * scale:
+        raise ValueError("size_path needs targets Y that are the same for every input of a class (the "
+                         "orthonormal toy task), got rows that differ within a class")
+    n = np.bincount(lab, minlength=C)
+    out = []
+    for P_k in sizes:
+        n_k = np.maximum(2, np.rint(n * P_k / P).astype(int))
+        lab_k = np.repeat(np.arange(C), n_k)
+        out.append((int(n_k.sum()), lab_k, Y[first][lab_k]))
+    return out
