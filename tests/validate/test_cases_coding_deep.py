@@ -130,13 +130,17 @@ def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
     assert case["verdict"] == "error" and "'L'] must be an int >= 2" in case["error"]
 
 
-def test_deep_sigmoid_3_is_a_quick_case_at_three_layers(tmp_path, monkeypatch):
+@pytest.mark.parametrize("suite, size_path", [("quick", None), ("full", (8,))])
+def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatch, suite, size_path):
     from richlazy.validate.cases.coding import _deep_theory
     from richlazy.validate.core._registry import all_cases
 
     spec = all_cases()["coding/deep-sigmoid-3"]
-    assert spec.suites == ("quick",) and _deep.DEEP_SIGMOID_3_SIZES["quick"]["L"] == 3
+    assert spec.suites == ("quick", "full")
+    assert _deep.DEEP_SIGMOID_3_SIZES["quick"]["L"] == _deep.DEEP_SIGMOID_3_SIZES["full"]["L"] == 3
+    assert _deep.DEEP_SIGMOID_3_SIZES["full"]["size_path"][-1] < _deep.DEEP_SIGMOID_3_SIZES["full"]["P"]
     # a tiny run through the same case code: the L-layer theory receives the case's quad_nodes
+    # and size path
     seen = {}
     real = _deep_theory.solve_sigmoid_deep
 
@@ -145,11 +149,16 @@ def test_deep_sigmoid_3_is_a_quick_case_at_three_layers(tmp_path, monkeypatch):
         return real(*a, **dict(k, maxiter=1, quad_nodes=3))
 
     monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep", spy)
-    monkeypatch.setitem(_deep.DEEP_SIGMOID_3_SIZES, "quick",
-                        dict(L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.02, n_chains=2,
-                             n_steps=200, burn_in=40, thin=8, quad_nodes=4))
+    tiny = dict(L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.02, n_chains=2, n_steps=200, burn_in=40,
+                thin=8, quad_nodes=4)
+    if size_path is not None:
+        tiny["size_path"] = size_path
+    monkeypatch.setitem(_deep.DEEP_SIGMOID_3_SIZES, suite, tiny)
     out = tmp_path / "rep"
-    main(["validate", "--only", "coding/deep-sigmoid-3", "--out", str(out), "--device", "cpu", "--quiet"])
+    main(["validate", "--suite", suite, "--only", "coding/deep-sigmoid-3", "--out", str(out), "--device",
+          "cpu", "--quiet"])
     (case,) = json.loads((out / "report.json").read_text())["cases"]
     assert case["error"] is None and seen["quad_nodes"] == 4 and len(seen["K_start"]) == 2
+    assert seen["size_path"] == size_path
     assert "Self-consistent L = 3 theory" in case["notes"]
+    assert ("continued in the class sizes through P = [8]" in case["notes"]) == (size_path is not None)

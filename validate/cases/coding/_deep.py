@@ -56,9 +56,17 @@ __all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "mixing_value", "layer_
 # Measured (seed 0, one thread): 12 000 steps x 4 chains in 52 s; the L = 3 theory from the
 # sampled kernels in 12 Newton steps (114 evaluations, 153 s with the other core busy) at 5 field
 # nodes per dimension (6 nodes: the same numbers to 1e-4, 366 s).
+# full: the same at N = P = 50 (class sizes 25 / 13 / 12), the largest size the L = 3 theory
+# reaches on one core: Newton from the sampled kernels finds no fixed point there (the map is too
+# stiff), so the theory continues in the class sizes (size_path 20, 30; 6 field nodes). Measured
+# (seed 0, one thread, 2026-11-28) with the path 20, 30, 40: 2 563 s, 60/60 within tolerance, not
+# mixed (frozen feature-layer codes); the P = 40 step ran out of iterations and P = 50 converged
+# from the P = 30 fixed point, which is what the path 20, 30 computes, without that step.
 DEEP_SIGMOID_3_SIZES = {
     "quick": dict(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
                   n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=5),
+    "full": dict(L=3, N=50, P=50, N0=70, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
+                 n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=6, size_path=(20, 30)),
 }
 DEEP_SIGMOID_SIZES = {
     "quick": dict(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, dt=0.02, n_chains=4,
@@ -137,7 +145,7 @@ def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
         "K_1 and K_2, the code fractions of layers 1 and 2, the feature layer's codes and readouts, "
         "and the persistences of coding/deep-sigmoid."
     ),
-    suites=("quick",),
+    suites=("quick", "full"),
 )
 def deep_sigmoid_3(ctx: CaseContext) -> CaseOutcome:
     return _deep_case(ctx, DEEP_SIGMOID_3_SIZES, "DEEP_SIGMOID_3_SIZES")
@@ -192,7 +200,8 @@ def _deep_case(ctx, sizes, sizes_name):
                            "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
                            "distribution over the second half of the run (per chain, because each chain "
                            "keeps its own frozen feature-layer codes); " + tol_note))
-    q_th, note_th = theory_quantities(ctx, task, run, N, L, quad_nodes=cfg.get("quad_nodes", 6))
+    q_th, note_th = theory_quantities(ctx, task, run, N, L, quad_nodes=cfg.get("quad_nodes", 6),
+                                      size_path=cfg.get("size_path"))
     qs += q_th
     notes += note_th
     figs = _figures(ctx, curves, rasters, cfg["thin"])

@@ -61,9 +61,10 @@ def theory_class_codes(sol, labels, m: int):
     return uniq, P, a
 
 
-def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6):
+def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6, size_path=None):
     """(quantities, notes) of the theory comparisons of the case (see the module docstring);
-    ``quad_nodes``: field nodes per dimension of the middle layers (L > 2)."""
+    ``quad_nodes``: field nodes per dimension of the middle layers (L > 2); ``size_path``: the
+    continuation in the class sizes of :func:`richlazy.theory.solve_sigmoid_deep` (L > 2)."""
     labels, Y = np.asarray(task.labels), np.asarray(task.Y, dtype=float)
     K_below = run.samples["K_below"].double().numpy()  # (S, E, P, P)
     keys_top = layer_code_keys(run.samples[f"layer{L}"].double().numpy())
@@ -81,9 +82,11 @@ def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6):
     else:
         K_sampled = [run.samples[f"K{l}"].double().numpy() for l in range(1, L - 1)] + [K_below]
         sc = solve_sigmoid_deep(labels, Y, K_start=[K.mean(axis=(0, 1)) for K in K_sampled],
-                                quad_nodes=quad_nodes, maxiter=40, seed=ctx.child_seed(2),
-                                progress=ctx.progress)
-        notes.append(f"Self-consistent L = {L} theory (solve_sigmoid_deep, Newton from the sampled kernels): "
+                                quad_nodes=quad_nodes, maxiter=40, size_path=size_path,
+                                seed=ctx.child_seed(2), progress=ctx.progress)
+        start = "the sampled kernels" + ("" if size_path is None else
+                                         f", continued in the class sizes through P = {list(size_path)}")
+        notes.append(f"Self-consistent L = {L} theory (solve_sigmoid_deep, Newton from {start}): "
                      f"{sc.message}; first step's residual {sc.history[0]:.3f}.")
         if sc.converged:
             tag = f"(self-consistent L = {L} theory)"
