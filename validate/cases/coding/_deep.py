@@ -139,9 +139,10 @@ def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
     "coding/deep-sigmoid-3",
     description=(
         "Fig. 3's three-hidden-layer sigmoid-erf network (seed 000, L = 3, y- = -1/2; notes §4.5) at "
-        "small size (N = 50, P = 20): the self-consistent L = 3 theory (solve_sigmoid_deep: feature "
+        "small size (quick: N = 50, P = 20): the self-consistent L = 3 theory (solve_sigmoid_deep: feature "
         "layer fluctuation-free, layer 2 by the mode-wise field integral over class shifts and fields, "
-        "layer 1 by the exact field integral; Newton from the sampled kernels) vs the class blocks of "
+        "layer 1 by the exact field integral; Newton from the sampled kernels, in the full suite (N = P = "
+        "50) continued in the class sizes) vs the class blocks of "
         "K_1 and K_2, the code fractions of layers 1 and 2, the feature layer's codes and readouts, "
         "and the persistences of coding/deep-sigmoid."
     ),
