@@ -14,7 +14,6 @@ asserts times.
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
@@ -31,6 +30,7 @@ from richlazy.theory.checks import check_int, check_pos_float
 from scipy import special
 
 from ._registry import BenchResult, register_benchmark
+from ._timing import median_time
 
 __all__ = ["bench_coding", "format_bench_coding"]
 
@@ -38,15 +38,9 @@ _RHO = np.array([0.5, 0.25, 0.25])
 
 
 def _timed(fn, min_time: float, min_repeats: int = 3):
-    """Median wall time of fn over repeats until min_time has elapsed (at least min_repeats)."""
-    times = []
-    out = None
-    t_start = time.perf_counter()
-    while len(times) < min_repeats or time.perf_counter() - t_start < min_time:
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out, len(times)
+    """Median wall time of fn over repeats until min_time has elapsed (at least min_repeats):
+    (median seconds, last result, repeats)."""
+    return median_time(fn, min_time=min_time, min_repeats=min_repeats)
 
 
 def bench_coding(*, min_time: float = 1.0, n_h: int = 40) -> dict:
