@@ -59,9 +59,9 @@ __all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "mixing_value", "layer_
 # full: the same at N = P = 50 (class sizes 25 / 13 / 12), the largest size the L = 3 theory
 # reaches on one core: Newton from the sampled kernels finds no fixed point there (the map is too
 # stiff), so the theory continues in the class sizes (size_path 20, 30; 6 field nodes). Measured
-# (seed 0, one thread, 2026-11-28) with the path 20, 30, 40: 2 563 s, 60/60 within tolerance, not
-# mixed (frozen feature-layer codes); the P = 40 step ran out of iterations and P = 50 converged
-# from the P = 30 fixed point, which is what the path 20, 30 computes, without that step.
+# (seed 0, one thread, 2026-11-28): 1 060 s (sampling 133 s), 60/60 within tolerance, not mixed
+# (frozen feature-layer codes). A first run with the path 20, 30, 40 took 2 563 s: its P = 40
+# step ran out of iterations, and P = 50 converged from the P = 30 fixed point to the same numbers.
 DEEP_SIGMOID_3_SIZES = {
     "quick": dict(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
                   n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=5),
