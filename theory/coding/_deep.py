@@ -418,10 +418,10 @@ def _integrate_field(Lf, n, lo, hi, h, tables):
         logw = -0.5 * np.sum(W * W, axis=1)
         m1 = np.empty((idx.size, C))
         m2 = np.empty((idx.size, C))
-        pi = np.empty((idx.size, C))
+        pi = np.empty((idx.size, C)) if tables.codes else None
         for c in range(C):
             lchi, m1[:, c], m2[:, c], pi_c = tables.at(c, U[:, c])
-            if pi_c is not None:
+            if pi is not None:
                 pi[:, c] = pi_c
             logw += n[c] * lchi
         if on_edge.any():

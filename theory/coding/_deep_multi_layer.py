@@ -271,7 +271,7 @@ def solve_sigmoid_deep(
     run = _newton_fixed_point(F, x, report=report, **newton,
                               start_name="K_start or size_path" if path else "K_start")
     x, hist, status, why = run.x, run.history, run.status, run.why
-    if status == Status.SUCCESS:  # the middle layers in full (quadrature check), and every layer's codes
+    if status == Status.SUCCESS and L > 2:  # the middle layers in full: quadrature check, codes
         fx, *extra = F(x, full=True)
         if not np.all(np.isfinite(fx)):
             status, why = Status.NUMERICAL_FAILURE, extra[-1]
@@ -279,7 +279,7 @@ def solve_sigmoid_deep(
         extra = run.extra
     feat, mids, first, kts, _why = extra
     if first is not None and np.all(np.isnan(first.code_fractions)):  # left out by the light map
-        first = _first_layer(kts[0], lab, sigma_w2=sigma_w2, codes=True)
+        first = _first_layer(kts[0], lab, sigma_w2=sigma_w2, codes=True)  # (layer 1 alone, not the map)
     ok = status == Status.SUCCESS
     if ok:
         mid_codes = "; ".join(f"layer {l}: {int(np.sum(m.code_fractions > 0.01))} codes above 1 %"
