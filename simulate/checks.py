@@ -27,6 +27,7 @@ __all__ = [
     "check_real",
     "check_seed",
     "check_theta",
+    "same_device",
 ]
 
 _FLOAT_DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -123,6 +124,19 @@ def check_generator_on(generator, device, *, what: str) -> torch.Generator:
         raise ValueError(f"generator lives on {generator.device.type!r} but {what} on {dev_type!r}; "
                          f"create it with torch.Generator(device={dev_type!r})")
     return generator
+
+
+def same_device(a, b) -> bool:
+    """Whether two devices (``torch.device`` or strings) name the same device. A CUDA device without
+    an index (``"cuda"``, as a ``torch.Generator(device="cuda")`` reports it) is the current CUDA
+    device, so it equals ``"cuda:0"`` there; a plain ``!=`` between the two would be True."""
+    a, b = torch.device(a), torch.device(b)
+    if a.type != b.type:
+        return False
+    if a.type != "cuda" or (a.index is not None and b.index is not None):
+        return a.index == b.index
+    current = torch.cuda.current_device()
+    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
 def as_generator(seed, device, *, name: str = "seed") -> torch.Generator:

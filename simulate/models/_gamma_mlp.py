@@ -35,7 +35,14 @@ from dataclasses import dataclass
 import torch
 
 from .._divergence import DivergedError, member_list, nonfinite_members
-from ..checks import as_real_tensor, check_float_dtype, check_generator, check_int, check_pos_float
+from ..checks import (
+    as_real_tensor,
+    check_float_dtype,
+    check_generator,
+    check_int,
+    check_pos_float,
+    same_device,
+)
 
 __all__ = ["GammaMLPResult", "gamma_learning_rate", "gamma_mlp_output", "init_gamma_mlp",
            "lazy_gamma", "train_gamma_mlp"]
@@ -229,7 +236,7 @@ def _check_y_test(y_test, x_test, dev) -> None:
     E, n_test = x_test.shape[:2]
     if not (isinstance(y_test, torch.Tensor) and y_test.shape == (E, n_test)):
         raise ValueError(f"y_test must be a tensor of shape {(E, n_test)}")
-    if x_test.device != dev or y_test.device != dev:
+    if not (same_device(x_test.device, dev) and same_device(y_test.device, dev)):
         raise ValueError(f"x_test and y_test must be on the generator's device {dev}")
     if not bool(((y_test == 0) | (y_test == 1)).all()):
         raise ValueError("y_test must hold labels in {0, 1}")

@@ -52,7 +52,14 @@ import math
 
 import torch
 
-from ..checks import check_float_dtype, check_generator, check_int, check_nonneg_float, check_pos_float
+from ..checks import (
+    check_float_dtype,
+    check_generator,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+    same_device,
+)
 from ..tasks._pairs import member_counts, pair_indices
 from ..tasks._same_different import check_symbols, sd_batch_from_indices, sd_test_batch
 from ._gamma_mlp import (
@@ -346,7 +353,7 @@ def train_gamma_mlp_sd(
     protocol = _choice("protocol", protocol, PROTOCOLS)
     method = _choice("method", method, METHODS)
     E, Lmax, d = check_symbols(symbols)
-    if symbols.device != dev:
+    if not same_device(symbols.device, dev):
         raise ValueError(f"symbols must be on the generator's device {dev}, got {symbols.device}")
     B = check_int("batch_size", batch_size, minimum=2)
     sigma2 = check_nonneg_float("sigma2", sigma2)

@@ -269,3 +269,16 @@ def test_projection_falls_back_when_inputs_span_the_input_space():
     post = NetworkPosterior(NetworkSpec(N0=6, N=4, m=1), X, np.ones((8, 1)), T=1.0, sigma_a2=1.0,
                             project_inputs=True)
     assert not post.projected
+
+
+def test_same_device_treats_unindexed_cuda_as_the_current_device(monkeypatch):
+    # A torch.Generator(device="cuda") reports device "cuda" (no index) while the tensors it draws
+    # live on "cuda:0"; comparing the two with != rejected every CUDA run of the equality cases
+    # (found on an H200, 2026-11-28). CI has no GPU, so the current device is patched here.
+    from richlazy.simulate.checks import same_device
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    assert same_device("cuda", "cuda:1") and same_device(torch.device("cuda:1"), "cuda")
+    assert same_device("cuda", "cuda")
+    assert not same_device("cuda", "cuda:0") and not same_device("cuda:0", "cuda:1")
+    assert same_device("cpu", torch.device("cpu")) and not same_device("cpu", "cuda")
