@@ -208,3 +208,14 @@ for _pkg in ("validate", "validate.stats"):
 E["validate.case_verdict"] = ex(
     lambda t: dict(quantities=[__import__("richlazy.validate", fromlist=["x"]).compare(
         "x", 1.0, 1.0, kind="rel", tol=0.1)], error=None))
+
+
+def _written_report(t):
+    from richlazy.validate import write_report
+
+    write_report(_report(), t / "r")
+    return t / "r"
+
+
+E["validate.diff_reports"] = ex(lambda t: dict(a=_written_report(t), b=_written_report(t)))
+E["validate.load_report_cases"] = ex(lambda t: dict(path=_written_report(t)))

@@ -6,6 +6,7 @@
     richlazy info
     richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S] [--threads N]
     richlazy tables [--format md|latex|csv|json] [--model GLOB]
+    richlazy diff REPORT_A REPORT_B [--z K]
     richlazy sweep NAME --grid KEY=V1,V2 [--grid ...] [--seeds N] [--out DIR]
                    [--workers N|auto | --scheduler ADDR] [--device auto|cpu|cuda] [--seed N]
                    [--threads N] [--no-figures] [--quiet]
@@ -48,14 +49,20 @@ def _int_at_least(minimum: int, what: str):
     return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (value > 0 and value < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return value
+def _positive_number(what: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value < float("inf")):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_float = _positive_number("a positive number of seconds")
 
 
 _SEED = _int_at_least(0, "a non-negative integer")
@@ -167,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--no-figures", action="store_true", help="write no figures")
     w.add_argument("--quiet", action="store_true", help="no line per finished task")
     _executor_options(w, "tasks")
+
+    d = sub.add_parser("diff", help="compare the simulations of two reports of the same cases "
+                       "(e.g. a CPU and a CUDA run): z of each difference over the combined SE")
+    d.add_argument("a", metavar="REPORT_A", help="a report.json, a report folder, or a folder of "
+                   "report folders")
+    d.add_argument("b", metavar="REPORT_B", help="the same for the second run")
+    d.add_argument("--z", type=_positive_number("a positive number"), default=3.0, metavar="K",
+                   help="list the quantities with |z| > K (default 3)")
 
     t = sub.add_parser("tables", help="analytic scaling tables (seed 002)")
     t.add_argument("--format", choices=("md", "latex", "csv", "json"), default="md")
@@ -380,10 +395,30 @@ def _cmd_sweep(args) -> int:
     return 0 if res.ok else 1
 
 
+def _cmd_diff(args) -> int:
+    from ..rendering._report_diff import render_report_diff
+    from ._report_diff import diff_reports
+
+    try:
+        d = diff_reports(args.a, args.b)
+    except ValueError as exc:
+        msg = str(exc)
+        for arg, label in (("a", "REPORT_A"), ("b", "REPORT_B")):
+            if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
+                msg = label + msg[len(arg):]
+        return _fail(msg)
+    if not d.cases:
+        return _fail(f"REPORT_A and REPORT_B have no case in common ({len(d.only_a)} and "
+                     f"{len(d.only_b)} cases)")
+    print(render_report_diff(d, label_a="A", label_b="B", z_flag=args.z))
+    return 0
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"validate": _cmd_validate, "list": _cmd_list, "info": _cmd_info,
-               "bench": _cmd_bench, "tables": _cmd_tables, "sweep": _cmd_sweep}[args.command]
+               "bench": _cmd_bench, "tables": _cmd_tables, "sweep": _cmd_sweep,
+               "diff": _cmd_diff}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # one line, no traceback (validate prints how to resume itself)
