@@ -5,6 +5,7 @@ middle layers (prior N(0, K_{l-1}) with a class-block kernel: the mode-wise fiel
 layer 1's exact grid and importance sampling) and the general-L solver (against the L = 2 solver,
 and its map against the chain of the public pieces)."""
 
+import dataclasses
 import itertools
 import math
 
@@ -494,3 +495,36 @@ def test_deep_map_turns_a_layer_solver_exception_into_a_failed_trial_point(monke
     assert np.all(np.isnan(fx)) and feat is None and "LinAlgError" in why
     s = solve_sigmoid_deep(labels, Y, K_start=[K, K], maxiter=3)
     assert s.status == Status.NUMERICAL_FAILURE and "LinAlgError" in s.message
+
+
+def test_feature_layer_started_from_a_nearby_solution_is_the_same_solution():
+    # solve_sigmoid_general(start=...) continues from a solution at another kernel instead of from
+    # the orthonormal toy: same root of the exact system (t, weights, readouts), shorter path
+    labels = np.repeat([0, 1, 2], [5, 4, 4])
+    Y = toy_class_targets(3, y_plus=1.0, y_minus=-0.5)[labels]
+    B = np.array([[0.30, 0.22, 0.21], [0.22, 0.31, 0.22], [0.21, 0.22, 0.31]])
+    d = np.array([0.38, 0.36, 0.36])
+    near = solve_sigmoid_general(_class_block(labels, d, B), Y, seed=0, throw=True)
+    K = _class_block(labels, 1.01 * d, 1.005 * B)
+    cold = solve_sigmoid_general(K, Y, seed=0, throw=True)
+    warm = solve_sigmoid_general(K, Y, seed=0, start=near, throw=True)
+    assert warm.message.startswith("continuation from the start solution")
+    assert cold.message.startswith("continuation from the orthonormal toy")
+    np.testing.assert_allclose(warm.t, cold.t, atol=1e-8)
+    np.testing.assert_allclose(warm.P_gamma, cold.P_gamma, atol=1e-8)
+    np.testing.assert_allclose(warm.a_gamma, cold.a_gamma, atol=1e-8)
+    assert abs(warm.duality_gap) < 1e-6 * (1 + abs(warm.f_bounds[1]))
+    # from far away (the identity kernel's solution) the path is longer but ends at the same root
+    far = solve_sigmoid_general(np.eye(labels.size), Y, seed=0, throw=True)
+    again = solve_sigmoid_general(K, Y, seed=0, start=far, throw=True)
+    np.testing.assert_allclose(again.a_gamma, cold.a_gamma, atol=1e-8)
+    # what start must be
+    with pytest.raises(TypeError, match="start must be a SigmoidGeneralSolution"):
+        solve_sigmoid_general(K, Y, start=near.t)
+    with pytest.raises(ValueError, match="start must solve the same targets Y"):
+        solve_sigmoid_general(K, Y[:, [1, 0, 2]], start=near)
+    with pytest.raises(ValueError, match="start is used by strategy 'auto' or 'continuation'"):
+        solve_sigmoid_general(K, Y, start=near, strategy="bundle")
+    with pytest.raises(ValueError, match="start must be a converged solution"):
+        failed = dataclasses.replace(near, converged=False, status=Status.NUMERICAL_FAILURE)
+        solve_sigmoid_general(K, Y, start=failed)

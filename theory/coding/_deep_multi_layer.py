@@ -88,6 +88,7 @@ class _DeepMap:
         self.iu = np.triu_indices(self.C)
         self.nb = self.C + self.iu[0].size
         self.n_evals = 0
+        self.start = None  # the last converged feature layer: the next solve continues from it
 
     def kernels(self, x):
         C, out = self.C, []
@@ -124,9 +125,10 @@ class _DeepMap:
         Ks = self.kernels(x)
         if not all(np.all(np.isfinite(K)) and _positive_definite(K) for K in Ks):
             return nan, None, (), None, (), "a trial kernel that is not positive definite"
-        feat = solve_sigmoid_general(Ks[-1], self.Y, seed=self.seed)
+        feat = solve_sigmoid_general(Ks[-1], self.Y, seed=self.seed, start=self.start)
         if not feat.converged:
             return nan, feat, (), None, (), f"the feature layer did not converge: {feat.message}"
+        self.start = feat
         Kt = conjugate_kernel(feat)
         kts, mids, new = [Kt], [], []
         for l in range(self.L - 1, 1, -1):  # layer l has prior kernel K_{l-1} = Ks[l - 2]

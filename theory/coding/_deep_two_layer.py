@@ -85,6 +85,7 @@ class _TwoLayerMap:
         self.iu = np.triu_indices(self.C)
         self.options = feature_options
         self.n_evals = 0
+        self.start = None  # the last converged feature layer: the next solve continues from it
 
     def kernel(self, x):
         C = self.C
@@ -100,9 +101,10 @@ class _TwoLayerMap:
         K = self.kernel(x)
         if not _positive_definite(K):  # a Newton trial point outside the kernels: rejected
             return np.full_like(x, np.nan), None, None, None
-        feat = solve_sigmoid_general(K, self.Y, seed=self.seed, **self.options)
+        feat = solve_sigmoid_general(K, self.Y, seed=self.seed, start=self.start, **self.options)
         if not feat.converged:
             return np.full_like(x, np.nan), feat, None, None
+        self.start = feat
         Kt = conjugate_kernel(feat)
         first = _first_layer(Kt, self.labels, sigma_w2=self.sigma_w2, codes=False)
         if not first.converged:

@@ -365,31 +365,35 @@ def _exact_solve(neuron, Y, x0, n, tol):
 
 
 def _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol, n_steps,
-                                report=None):
+                                report=None, start=None):
     """Homotopy K0(lam) = (1 - lam) I + lam K0 from the orthonormal toy (lam = 0, solved exactly
     by the class-reduced solver) to the data (lam = 1), Newton-correcting the exact equations at
-    every step; codes whose weight reaches 0 are dropped, maxima that overtake are added."""
+    every step; codes whose weight reaches 0 are dropped, maxima that overtake are added.
+    ``start = (K_start, t, Z, P_gamma)``, a solution at another kernel, replaces the toy: the path
+    is then (1 - lam) K_start + lam K0 (``structure`` is not used)."""
     P, m = Y.shape
-    lab, rho, Yc = structure
-    toy = solve_sigmoid_toy(rho, Yc, fluctuations=False, activation=activation, seed=int(
-        rng.integers(2**31)))
-    if not toy.converged:
-        return dict(t=np.zeros((P, m)), converged=False, nit=toy.nit,
-                    message=f"continuation: toy start failed ({toy.message})")
-    keep = toy.P_gamma > 0
-    t = toy.t[lab]
-    Z = toy.preactivation_modes[keep][:, lab]
-    Pg = toy.P_gamma[keep]
+    if start is None:
+        lab, rho, Yc = structure
+        toy = solve_sigmoid_toy(rho, Yc, fluctuations=False, activation=activation, seed=int(
+            rng.integers(2**31)))
+        if not toy.converged:
+            return dict(t=np.zeros((P, m)), converged=False, nit=toy.nit,
+                        message=f"continuation: toy start failed ({toy.message})")
+        keep = toy.P_gamma > 0
+        K_start, t, Z, Pg = np.eye(P), toy.t[lab], toy.preactivation_modes[keep][:, lab], toy.P_gamma[keep]
+        origin = "the orthonormal toy"
+    else:
+        K_start, t, Z, Pg = start
+        origin = "the start solution"
     x = np.concatenate([t.ravel(), Z.ravel(), Pg])
     n = Z.shape[0]
     lam, dlam, nit, events = 0.0, 1.0 / n_steps, 0, 0
-    I = np.eye(P)
     while lam < 1.0:
         if report is not None:
-            report(f"continuation from the orthonormal toy: lambda = {lam:.4f} of 1, {n} codes")
+            report(f"continuation from {origin}: lambda = {lam:.4f} of 1, {n} codes")
         step = min(dlam, 1.0 - lam)
         lam_new = lam + step
-        neuron = _GeneralNeuron((1.0 - lam_new) * I + lam_new * K0, activation)
+        neuron = _GeneralNeuron((1.0 - lam_new) * K_start + lam_new * K0, activation)
         xn, resid, nfev = _exact_solve(neuron, Y, x, n, tol)
         nit += nfev
         if resid > tol:

