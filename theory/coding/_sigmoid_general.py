@@ -271,7 +271,7 @@ def solve_sigmoid_general(
                      one step first (halved while Newton fails), instead of from the toy; "auto"
                      falls back to the toy path, then the bundle, if that fails. The solution is
                      the same (the exact system's root); only the path to it is shorter (at
-                     class-block kernels near the start: 7x faster at P = 50, 11x at P = 200).
+                     class-block kernels 1 % from the start: 6.5x faster at P = 50, 11x at P = 200).
     anneal, n_random, seed, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is the
                      deprecated spelling of ``atol``).
     progress         False (silent), True (a line on stderr at most every 10 s: continuation

@@ -153,7 +153,7 @@ def _bench_feature_start(min_time: float, P: int = 50) -> dict:
     solve_sigmoid_general on a class-block kernel (the size and kernel of coding/deep-sigmoid-3's
     full size, y- = -1/2) from the orthonormal toy against ``start=`` a solution at a kernel 1 %
     away (what the previous evaluation leaves); the difference of the two results is reported."""
-    labels = np.repeat([0, 1, 2], [17, 17, 16])[:P]
+    labels = np.repeat([0, 1, 2], [P - 2 * (P // 3), P // 3, P // 3])
     Y = toy_class_targets(3, y_minus=-0.5)[labels]
     B = np.array([[0.30, 0.22, 0.21], [0.22, 0.31, 0.22], [0.21, 0.22, 0.31]])
     d = np.array([0.38, 0.36, 0.36])
