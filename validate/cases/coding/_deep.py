@@ -62,6 +62,9 @@ __all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "mixing_value", "layer_
 # (seed 0, one thread, 2026-11-28): 1 060 s (sampling 133 s), 60/60 within tolerance, not mixed
 # (frozen feature-layer codes). A first run with the path 20, 30, 40 took 2 563 s: its P = 40
 # step ran out of iterations, and P = 50 converged from the P = 30 fixed point to the same numbers.
+# With each feature-layer solve started from the previous one (solve_sigmoid_general start=), the
+# same run took 735 s (sampling 112 s; another one-thread job on the second core), with the same
+# theory to the 4 digits in docs/coding_sigmoid.md.
 DEEP_SIGMOID_3_SIZES = {
     "quick": dict(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
                   n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=5),
