@@ -400,13 +400,9 @@ def _cmd_diff(args) -> int:
     from ._report_diff import diff_reports
 
     try:
-        d = diff_reports(args.a, args.b)
+        d = diff_reports(args.a, args.b, names=("REPORT_A", "REPORT_B"))
     except ValueError as exc:
-        msg = str(exc)
-        for arg, label in (("a", "REPORT_A"), ("b", "REPORT_B")):
-            if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
-                msg = label + msg[len(arg):]
-        return _fail(msg)
+        return _fail(str(exc))
     if not d.cases:
         return _fail(f"REPORT_A and REPORT_B have no case in common ({len(d.only_a)} and "
                      f"{len(d.only_b)} cases)")

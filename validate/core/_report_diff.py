@@ -153,11 +153,12 @@ def _case(name: str, ca: dict, cb: dict) -> CaseDiff:
                     cb.get("device"))
 
 
-def diff_reports(a, b) -> ReportDiff:
+def diff_reports(a, b, *, names: tuple[str, str] = ("a", "b")) -> ReportDiff:
     """Compare the simulations of two reports quantity by quantity (module docstring: z of the
     difference over the combined standard error). ``a`` and ``b`` are what
-    :func:`load_report_cases` reads; cases and quantities are matched by name."""
-    ca, cb = load_report_cases(a, name="a"), load_report_cases(b, name="b")
+    :func:`load_report_cases` reads; cases and quantities are matched by name. ``names`` are what
+    error messages call the two reports (the command line passes REPORT_A, REPORT_B)."""
+    ca, cb = load_report_cases(a, name=names[0]), load_report_cases(b, name=names[1])
     cases = tuple(_case(n, ca[n], cb[n]) for n in sorted(ca) if n in cb)
     return ReportDiff(cases, tuple(sorted(n for n in ca if n not in cb)),
                       tuple(sorted(n for n in cb if n not in ca)))
