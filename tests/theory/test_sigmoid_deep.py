@@ -518,6 +518,16 @@ def test_feature_layer_started_from_a_nearby_solution_is_the_same_solution():
     far = solve_sigmoid_general(np.eye(labels.size), Y, seed=0, throw=True)
     again = solve_sigmoid_general(K, Y, seed=0, start=far, throw=True)
     np.testing.assert_allclose(again.a_gamma, cold.a_gamma, atol=1e-8)
+    # a start whose codes flow into one maximum gives one code, not several: code 0 split in two
+    # nearby copies (found in coding/deep-sigmoid-3, where a far Newton trial kernel had 52 tied
+    # maxima and the next solves kept them all as separate codes)
+    split = dataclasses.replace(
+        near, z_gamma=np.vstack([near.z_gamma, near.z_gamma[:1] + 1e-3]),
+        P_gamma=np.concatenate([near.P_gamma[:1] / 2, near.P_gamma[1:], near.P_gamma[:1] / 2]))
+    merged = solve_sigmoid_general(K, Y, seed=0, start=split, throw=True)
+    assert merged.z_gamma.shape[0] == cold.z_gamma.shape[0] == 6
+    np.testing.assert_allclose(merged.P_gamma, cold.P_gamma, atol=1e-8)
+
     # what start must be
     with pytest.raises(TypeError, match="start must be a SigmoidGeneralSolution"):
         solve_sigmoid_general(K, Y, start=near.t)

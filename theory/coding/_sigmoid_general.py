@@ -26,6 +26,7 @@ from ..kernels._nngp import mean_activation
 from ..kernels._tilted import _check_tilted_activation
 from ._bundle import GAP_RTOL, OUTPUT_ATOL, _solve_general_bundle
 from ._general_core import (
+    _exact_solve,
     _general_exact_system,
     _GeneralNeuron,
     _phi_derivs,
@@ -35,7 +36,7 @@ from ._general_core import (
 )
 from ._problem import _check_anneal, _check_labels, _check_psd_gram, _check_start, _check_targets
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
-from ._toy_core import _residual_parts
+from ._toy_core import _merge_duplicate_codes, _residual_parts
 
 __all__ = ["SigmoidGeneralSolution", "solve_sigmoid_general"]
 
@@ -391,7 +392,20 @@ def _continue_from_start(neuron, K0, Y, activation, start, rng, n_random, tol, r
         start=(start.K0, start.t, start.z_gamma, start.P_gamma))
     if not cont["converged"]:
         return cont
-    out = _repair_general(neuron, Y, cont["x"], cont["n"], rng, n_random, tol)
+    # distinct maxima of the start's kernel (e.g. a far Newton trial point) can flow into one
+    # maximum here: one code, not several (merged, then the exact system solved again)
+    P, m = Y.shape
+    x, n = cont["x"], cont["n"]
+    Z = x[P * m: P * m + n * P]
+    x, n_merged = _merge_duplicate_codes(x, P * m, n, P, 1e-6 * (1.0 + np.max(np.abs(Z))))
+    if n_merged < n:
+        x, resid, nfev = _exact_solve(neuron, Y, x, n_merged, tol)
+        cont["nit"] += nfev
+        if resid > tol:
+            return dict(t=x[: P * m].reshape(P, m), converged=False, nit=cont["nit"],
+                        message=f"continuation from the start solution: after merging {n} codes "
+                                f"into {n_merged} the exact solve failed (residual {resid:.2e})")
+    out = _repair_general(neuron, Y, x, n_merged, rng, n_random, tol)
     out["nit"] += cont["nit"]
     out["message"] = "continuation from the start solution: " + out["message"]
     return out

@@ -311,6 +311,23 @@ def _drop_code(x, off, n, dim, j, floor):
     return np.concatenate([x[:off], Zc.ravel(), Pc / Pc.sum()])
 
 
+def _merge_duplicate_codes(x, off, n, dim, dist_tol):
+    """x = [t (off), points (n dim), weights (n)] with codes closer than ``dist_tol`` (max-abs)
+    merged into the first of them, weights summed. Returns (x, n)."""
+    Z = x[off: off + n * dim].reshape(n, dim)
+    Pg = x[off + n * dim:]
+    keep, weights = [], []
+    for j in range(n):
+        for i, k in enumerate(keep):
+            if np.max(np.abs(Z[j] - Z[k])) <= dist_tol:
+                weights[i] += Pg[j]
+                break
+        else:
+            keep.append(j)
+            weights.append(Pg[j])
+    return np.concatenate([x[:off], Z[keep].ravel(), np.array(weights)]), len(keep)
+
+
 def _add_code(x, off, n, dim, z, weight=1e-3):
     """x = [t (off), points (n dim), weights (n)] with code z added at a small weight."""
     Zc = np.vstack([x[off: off + n * dim].reshape(n, dim), z])
