@@ -23,6 +23,11 @@ from dataclasses import dataclass
 __all__ = ["QuantityDiff", "CaseDiff", "ReportDiff", "load_report_cases", "diff_reports"]
 
 
+def _rms(z) -> float | None:
+    """Root mean square of the values z (None when there are none)."""
+    return math.sqrt(sum(v * v for v in z) / len(z)) if z else None
+
+
 @dataclass(frozen=True)
 class QuantityDiff:
     """One quantity of one case in both reports: simulations ``a``, ``b``, their combined
@@ -57,8 +62,7 @@ class CaseDiff:
 
     @property
     def rms_z(self) -> float | None:
-        z = self.z
-        return math.sqrt(sum(v * v for v in z) / len(z)) if z else None
+        return _rms(self.z)
 
     @property
     def max_abs_z(self) -> float | None:
@@ -83,8 +87,7 @@ class ReportDiff:
 
     @property
     def rms_z(self) -> float | None:
-        z = self.z
-        return math.sqrt(sum(v * v for v in z) / len(z)) if z else None
+        return _rms(self.z)
 
     def n_beyond(self, k: float) -> int:
         return sum(c.n_beyond(k) for c in self.cases)
