@@ -159,11 +159,12 @@ def posterior_bound(ctx: CaseContext) -> CaseOutcome:
                 excess = max(0.0, q - bound)
                 res = 1.0 / (A.shape[0] * A.shape[1])
                 quantities.append(compare(
-                    f"{label} P={P}: excess of Pr_post[A>={a_thr}] over LDT bound {bound:.2e}",
+                    f"{label} P={P}: excess of Pr_post[A>={a_thr}] over the LDT bound",
                     0.0, excess, stderr=se if se > 0 else None, kind="abs",
                     tol=3.0 * se + res,
-                    note="rigorous bound (Jensen + Chernoff, exact-CGF energy E = "
-                         f"{E:.2f}): excess must be 0 up to 3 standard "
+                    note=f"LDT bound {bound:.2e} (its value depends on the sampled training "
+                         "sets, so it is not part of the name); rigorous bound (Jensen + "
+                         f"Chernoff, exact-CGF energy E = {E:.2f}): excess must be 0 up to 3 standard "
                          "errors across chains plus the resolution 1/(samples x chains)",
                 ))
         curves[label] = (np.array(rows), ldt)
