@@ -48,6 +48,7 @@ _CASE_MODULES = (
     "richlazy.validate.cases.coding._persistence",
     "richlazy.validate.cases.coding._deep",
     "richlazy.validate.cases.coding._deep_linear",
+    "richlazy.validate.cases.coding._deep_relu",
     "richlazy.validate.cases.ldt._posterior",
     "richlazy.validate.cases.ldt._prior",
     "richlazy.validate.cases.equality._rich",
