@@ -42,7 +42,7 @@ from ...stats import chain_diagnostics, mean_se
 from ._deep_theory import layer_code_keys, theory_class_codes, theory_quantities
 from ._persistence import _curve, _origin_series, _se, lagged_persistence
 
-__all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "mixing_value", "layer_code_keys",
+__all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "deep_toy_setup", "mixing_value", "layer_code_keys",
            "theory_class_codes"]
 
 # quick: Fig. 5's configuration (L = 2, y- = 1/2) at N = P = 50 with Gibbs-HMC (exact readout
@@ -94,12 +94,19 @@ def mixing_value(keys) -> float:
     return float(np.sum(p * p))
 
 
-def _run(ctx, cfg):
+def deep_toy_setup(ctx, cfg, activation):
+    """The orthogonal toy task of Figs. 3 and 5 (ratios [1/2, 1/4, 1/4], y+ = 1, y- from
+    ``cfg``) and the non-lazy network of ``cfg`` (N0, N, L; three outputs) with ``activation``:
+    (task, spec, labels)."""
     task = orthogonal_toy_task(cfg["P"], cfg["N0"], ratios=_RATIOS, y_plus=1.0,
                                y_minus=cfg["y_minus"], seed=ctx.child_seed(0))
-    spec = NetworkSpec(N0=cfg["N0"], N=cfg["N"], L=cfg["L"], m=3, activation="sigmoid_erf",
+    spec = NetworkSpec(N0=cfg["N0"], N=cfg["N"], L=cfg["L"], m=3, activation=activation,
                        regime="nonlazy")
-    labels = np.asarray(task.labels)
+    return task, spec, np.asarray(task.labels)
+
+
+def _run(ctx, cfg):
+    task, spec, labels = deep_toy_setup(ctx, cfg, "sigmoid_erf")
 
     def observe(post, theta, gen):
         out = {"A": post.unflatten(theta)["A"].float()}

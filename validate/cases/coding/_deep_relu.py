@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import solve_relu_outliers
 
 from ...codes import code_label, neuron_codes, top_k_active
@@ -44,6 +43,7 @@ from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import mean_se
+from ._deep import deep_toy_setup
 from ._relu import OUTLIER_THRESHOLD, outlier_summary
 
 __all__ = ["DEEP_RELU_SIZES", "strong_single_class_counts", "theory_outlier_summary"]
@@ -55,7 +55,6 @@ DEEP_RELU_SIZES = {
     "full": dict(L=3, N=100, P=100, N0=120, y_minus=-0.5, T=0.01, dt=0.01, n_chains=4,
                  n_steps=30_000, burn_in=6_000, thin=300),
 }
-_RATIOS = (0.5, 0.25, 0.25)
 #: relative tolerance of the outlier-only feature-layer theory (its error at L = 1 is 3.3 %)
 _REL_TOL = 0.05
 _TOL_NOTE = ("rel tolerance 0.05, fixed before the first run: the outlier-only theory neglects the "
@@ -93,11 +92,7 @@ def theory_outlier_summary(sol, labels, k: int) -> dict:
 
 
 def _run(ctx, cfg):
-    task = orthogonal_toy_task(cfg["P"], cfg["N0"], ratios=_RATIOS, y_plus=1.0,
-                               y_minus=cfg["y_minus"], seed=ctx.child_seed(0))
-    spec = NetworkSpec(N0=cfg["N0"], N=cfg["N"], L=cfg["L"], m=3, activation="relu",
-                       regime="nonlazy")
-    labels = np.asarray(task.labels)
+    task, spec, labels = deep_toy_setup(ctx, cfg, "relu")
     L, N = cfg["L"], cfg["N"]
 
     def observe(post, theta, gen):
@@ -213,7 +208,7 @@ def deep_relu(ctx: CaseContext) -> CaseOutcome:
                  f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
     figs = _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, half, L)
-    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=list(_RATIOS)),
+    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=[0.5, 0.25, 0.25]),
                        notes=" ".join(notes))
 
 
