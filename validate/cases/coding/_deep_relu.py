@@ -239,8 +239,9 @@ def _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, half, L):
             top = top_k_active(cm, 9)
             order = top[np.argsort(-cm[top].max(1), kind="stable")]
             codes = neuron_codes(cm[order] / math.sqrt(cm.shape[0]), threshold=OUTLIER_THRESHOLD)
-            ax.imshow(cm[order] / math.sqrt(cm.shape[0]), aspect="auto", cmap="viridis",
-                      interpolation="nearest")
+            im = ax.imshow(cm[order] / math.sqrt(cm.shape[0]), aspect="auto", cmap="viridis",
+                           interpolation="nearest")
+            fig.colorbar(im, ax=ax, fraction=0.05)
             ax.set_yticks(range(len(order)), [code_label(c) for c in codes], fontsize=7)
             ax.set_xticks(range(k), [f"c{c}" for c in range(k)])
             ax.set_title(f"layer {l}: class-mean relu(z)/sqrt(N)", fontsize=8)
