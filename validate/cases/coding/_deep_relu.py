@@ -121,7 +121,8 @@ def _run(ctx, cfg):
 
 
 def _chain_stats(x):
-    """(mean over chains, SE from the chain-to-chain spread) of per-chain values (E,)."""
+    """(mean over chains, SE from the chain-to-chain spread) of the sampled per-chain values
+    (E,)."""
     m, se = mean_se(np.asarray(x, dtype=float))
     return float(m), float(se)
 
@@ -169,20 +170,20 @@ def deep_relu(ctx: CaseContext) -> CaseOutcome:
     sim_z = np.where(np.isfinite(summ["zbar"]), summ["zbar"], 0.0)  # (S, E, k)
     sim_a = np.where(np.isfinite(summ["abar"]), summ["abar"], 0.0)  # (S, E, k, m)
     for c in range(k):
-        t_m, _ = _chain_stats(th_z[:, c])
+        t_m = float(th_z[:, c].mean())
         s_m, s_se = _chain_stats(sim_z[:, :, c].mean(0))
         qs.append(compare(f"feature layer {L}, class {c}: outlier preactivation zbar_c / sqrt(N) "
                           "(outlier-only theory on the sampled K_below)", t_m, s_m, stderr=s_se,
                           kind="rel", tol=_REL_TOL, mixing=sim_z[:, :, c], note=_TOL_NOTE))
         for r in range(3):
-            t_m, _ = _chain_stats(th_a[:, c, r])
+            t_m = float(th_a[:, c, r].mean())
             s_m, s_se = _chain_stats(sim_a[:, :, c, r].mean(0))
             qs.append(compare(f"feature layer {L}, class {c}: outlier readout abar_c^{r} / sqrt(N) "
                               "(outlier-only theory on the sampled K_below)", t_m, s_m,
                               stderr=s_se, kind="rel", tol=_REL_TOL, mixing=sim_a[:, :, c, r],
                               note=_TOL_NOTE))
-    share = S["F_outliers"][half:, :, range(k), range(k)] / Y[[np.flatnonzero(labels == c)[0]
-                                                               for c in range(k)], range(k)]
+    y_cc = np.array([Y[labels == c, c].mean() for c in range(k)])  # class c's own target
+    share = S["F_outliers"][half:, :, range(k), range(k)] / y_cc  # (S', E, k)
     for c in range(k):
         s_m, s_se = _chain_stats(share[:, :, c].mean(0))
         qs.append(compare(f"feature layer {L}, class {c}: share of the class target y_c^{c} "
@@ -207,12 +208,12 @@ def deep_relu(ctx: CaseContext) -> CaseOutcome:
     notes.append(f"Gibbs-HMC with the neuron rescaling moves from the prior, {run.n_steps} steps x "
                  f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
-    figs = _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, half, L)
+    figs = _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, L)
     return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=[0.5, 0.25, 0.25]),
                        notes=" ".join(notes))
 
 
-def _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, half, L):
+def _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, L):
     k = th_z.shape[1]
     with ctx.figure("strong_neurons_by_layer.png", figsize=(5.6, 3.4)) as (fig, ax):
         x = np.arange(k)
