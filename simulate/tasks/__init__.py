@@ -40,6 +40,7 @@ from ._same_different import (
 )
 from ._toy import (
     ToyTask,
+    class_correlated_toy_task,
     orthogonal_toy_task,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "sd_train_batch",
     "split_pentominoes",
     "ToyTask",
+    "class_correlated_toy_task",
     "orthogonal_toy_task",
     "hermite_target_data",
     "TiltedProposal",

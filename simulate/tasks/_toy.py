@@ -9,7 +9,7 @@ import numpy as np
 
 from ..checks import check_int, check_real, check_seed
 
-__all__ = ["ToyTask", "orthogonal_toy_task"]
+__all__ = ["ToyTask", "class_correlated_toy_task", "orthogonal_toy_task"]
 
 
 @dataclass(frozen=True)
@@ -101,3 +101,47 @@ def orthogonal_toy_task(
     m = r.size
     Y = np.where(np.eye(m, dtype=bool)[labels], float(y_plus), float(y_minus))
     return ToyTask(X, Y, labels, tuple(float(x) for x in r), float(y_plus), float(y_minus), Q)
+
+
+def class_correlated_toy_task(
+    P: int,
+    N0: int,
+    class_covariance,
+    *,
+    ratios=(0.5, 0.25, 0.25),
+    y_plus: float = 1.0,
+    y_minus: float = 0.0,
+    seed: int = 0,
+) -> ToyTask:
+    """The toy task with correlated classes: unit-norm inputs whose kernel is class-block,
+    ``x_mu . x_nu / N0 = (1 - q_cc) delta_mu_nu + q_{c c'}`` (mu in class c, nu in class c';
+    q = ``class_covariance``, k x k, positive semi-definite, diagonal below 1).
+
+    The orthogonal toy task of seed 000 (Fig. 2) is q = 0. Inputs are ``x_mu = sqrt(N0)
+    [sqrt(1 - q_cc) b_mu + sum_j L_{cj} b_{P+j}]`` with b the columns of a random orthogonal
+    basis (as in :func:`orthogonal_toy_task`, same ``seed``) and ``q = L L^T``; so N0 >= P + k.
+    Classes, targets and ``basis`` as in :func:`orthogonal_toy_task` (``basis`` columns beyond
+    P + k give test inputs orthogonal to the training set)."""
+    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=y_plus, y_minus=y_minus, seed=seed)
+    k = task.m
+    try:
+        q = np.asarray(class_covariance, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"class_covariance must be a {k} x {k} matrix of numbers, got "
+                        f"{class_covariance!r}") from None
+    if q.shape != (k, k) or not np.all(np.isfinite(q)) or not np.allclose(q, q.T):
+        raise ValueError(f"class_covariance must be a finite symmetric {k} x {k} matrix, got "
+                         f"shape {q.shape}")
+    lam, V = np.linalg.eigh(q)
+    if lam.min() < -1e-12 * max(1.0, abs(lam).max()) or np.any(np.diag(q) >= 1.0):
+        raise ValueError(f"class_covariance must be positive semi-definite with diagonal < 1, got "
+                         f"eigenvalues {lam.tolist()} and diagonal {np.diag(q).tolist()}")
+    if N0 < task.P + k:
+        raise ValueError(f"N0 must be >= P + k = {task.P + k} for class-correlated inputs, got "
+                         f"N0={N0}")
+    L = V * np.sqrt(np.clip(lam, 0.0, None))
+    B = task.basis
+    lab = task.labels
+    X = np.sqrt(N0) * (B[:, :task.P] * np.sqrt(1.0 - np.diag(q))[lab]
+                       + B[:, task.P:task.P + k] @ L[lab].T)
+    return ToyTask(X, task.Y, lab, task.ratios, task.y_plus, task.y_minus, B)

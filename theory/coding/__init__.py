@@ -7,7 +7,8 @@ code solvers), ``_linear``, ``_gp``, ``_sigmoid_toy`` (+ ``_sigmoid_finite_p``),
 conjugate kernel below the feature layer, layer 1 on orthonormal inputs; ``_deep_middle``: the
 layers between, whose prior kernel is class-block; ``_deep_two_layer``: the self-consistent
 L = 2 network; ``_deep_multi_layer``: any L; ``_deep_fixed_point``: their shared Newton loop), ``_sweeps``,
-``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_outliers`` (+
+``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_block`` (+ ``_relu_block_bulk``:
+the toy theory on class-block kernels), ``_relu_outliers`` (+
 ``_relu_certificate``, its dual certificate), and ``_protocol`` (the common ``predict`` /
 ``test_kernel`` / ``generalization_error`` signatures of the predicting solutions).
 
@@ -50,6 +51,12 @@ from ._populations import (
     solve_sigmoid_toy_populations,
 )
 from ._protocol import CodingPredictor
+from ._relu_block import (
+    ReLUBlockSolution,
+    block_stability_margin,
+    class_block_kernel,
+    solve_relu_block,
+)
 from ._relu_outliers import (
     ReLUOutlierSolution,
     solve_relu_outliers,
@@ -98,6 +105,10 @@ __all__ = [
     "linear_saddle_residuals",
     "solve_linear_network",
     "solve_U",
+    "ReLUBlockSolution",
+    "block_stability_margin",
+    "class_block_kernel",
+    "solve_relu_block",
     "ReLUOutlierSolution",
     "ReLUToySolution",
     "relu_stability_margin",

@@ -54,7 +54,8 @@ from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import batch_means, mean_se
 
-__all__ = ["OUTLIER_THRESHOLD", "outlier_summary", "seed_single_class_outliers"]
+__all__ = ["OUTLIER_THRESHOLD", "outlier_summary", "relu_sampled_comparison",
+           "seed_single_class_outliers"]
 
 #: outlier detection threshold in units of sqrt(N) (readout norm and coded-class activation)
 OUTLIER_THRESHOLD = 0.25
@@ -184,7 +185,8 @@ def seed_single_class_outliers(post: NetworkPosterior, theta: torch.Tensor, labe
 
 
 def _run_seeded(spec, task, *, T, sigma_a2, dt, n_chains, n_steps, burn_in, thin, amplitudes,
-                class_targets, observe, seed, device, checkpoint_path, progress, sampler="ula"):
+                class_targets, observe, seed, device, checkpoint_path, progress, sampler="ula",
+                name="coding/relu-toy"):
     """Langevin ensemble from a prior draw with seeded single-class neurons (the same chain as
     :func:`sample_posterior`, different initial state)."""
     def init(post, theta):
@@ -193,7 +195,7 @@ def _run_seeded(spec, task, *, T, sigma_a2, dt, n_chains, n_steps, burn_in, thin
     return sample_posterior(
         spec, task.X, task.Y, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains, n_steps=n_steps,
         burn_in=burn_in, thin=thin, observe=observe, seed=seed, device=device,
-        checkpoint_path=checkpoint_path, progress=progress, desc="coding/relu-toy seeded", init=init,
+        checkpoint_path=checkpoint_path, progress=progress, desc=f"{name} seeded", init=init,
         init_label=f"seeded single-class outliers, amplitudes {list(amplitudes)}", sampler=sampler)
 
 
@@ -328,15 +330,39 @@ def _chain_se(x):
 )
 def relu_toy(ctx: CaseContext) -> CaseOutcome:
     cfg = RELU_TOY_SIZES[ctx.size]
-    N, P, N0, T, dt = cfg["N"], cfg["P"], cfg["N0"], cfg["T"], cfg["dt"]
+    N, P, T = cfg["N"], cfg["P"], cfg["T"]
     m = 3
     ratios = (0.5, 0.25, 0.25)
     y_plus, y_minus = 1.0, -0.5
     Yc = toy_class_targets(m, y_plus=y_plus, y_minus=y_minus)
-    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=y_plus, y_minus=y_minus,
+    task = orthogonal_toy_task(P, cfg["N0"], ratios=ratios, y_plus=y_plus, y_minus=y_minus,
                                seed=ctx.child_seed(0))
-    labels = task.labels
     sol = solve_relu_toy(np.array(ratios), Yc, P=P, throw=True)
+    # a-priori systematic allowances (relative): finite width O(1/N) (3/N) plus the finite-T
+    # shift of the output constraint (mean output Y - T t, notes S1), relative size
+    # T max|t| / min|y|
+    dT = T * float(np.max(np.abs(sol.t))) / min(abs(y_plus), abs(y_minus))
+    note_rel = (f"rel tol = {3.0 / N + dT:.3f} + 4 SE/|theory|: systematic 3/N (N={N}, finite "
+                f"width) + T max|t|/min|y| = {dT:.3f} (finite-T shift of the output constraint "
+                "Y - T t); SE = max(batch means, chain-to-chain) over chains seeded at two generic "
+                "amplitudes.")
+    params = dict(cfg, m=m, ratios=list(ratios), y_plus=y_plus, y_minus=y_minus,
+                  sigma_a2=1.0 / P, amplitudes=list(cfg["amplitudes"]),
+                  outlier_threshold=OUTLIER_THRESHOLD)
+    return relu_sampled_comparison(ctx, cfg, "coding/relu-toy", task, sol, Yc, dT=dT,
+                                   note_rel=note_rel, params=params)
+
+
+def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, params):
+    """Sample the L = 1 ReLU network of ``cfg`` on ``task`` from seeded single-class outliers
+    (and from the prior, documented only) and compare outliers and bulk with the theory ``sol``
+    (attributes of :class:`richlazy.theory.ReLUToySolution`: t, a0, outlier_classes,
+    outlier_readouts, outlier_preactivations, outlier_strength, bulk_mean_activation,
+    bulk_readout_density, message). ``dT``: relative finite-T allowance of the theory (0 when it
+    contains T); ``note_rel``: the note on the relative tolerances."""
+    N, P, N0, T, dt = cfg["N"], cfg["P"], cfg["N0"], cfg["T"], cfg["dt"]
+    m = Yc.shape[1]
+    labels = task.labels
     spec = NetworkSpec(N0=N0, N=N, L=1, m=m, activation="relu", regime="nonlazy")
 
     def observe(post, theta, gen):
@@ -350,28 +376,21 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         burn_in=cfg["burn_in"], thin=cfg["thin"], amplitudes=cfg["amplitudes"], class_targets=Yc,
         observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "seeded.pt", progress=ctx.progress,
-        sampler=cfg.get("sampler", "ula"),
+        sampler=cfg.get("sampler", "ula"), name=name,
     )
     _, prior_run = sample_posterior(
         spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
         n_steps=cfg["prior_steps"], burn_in=cfg["prior_thin"] // 2, thin=cfg["prior_thin"],
         observe=observe, seed=ctx.child_seed(2), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "prior.pt", progress=ctx.progress,
-        desc="coding/relu-toy prior", sampler=cfg.get("prior_sampler", "ula"),
+        desc=f"{name} prior", sampler=cfg.get("prior_sampler", "ula"),
     )
     smp = {key: v.double().numpy() for key, v in run.samples.items()}
     summ = outlier_summary(smp["A"], smp["zm"], smp["cm"])  # leading (S, E)
     psmp = {key: v.double().numpy() for key, v in prior_run.samples.items()}
     psumm = outlier_summary(psmp["A"], psmp["zm"], psmp["cm"])
 
-    # a-priori systematic allowances (relative): finite width O(1/N) (3/N) plus the finite-T
-    # shift of the output constraint (mean output Y - T t, notes S1), relative size
-    # T max|t| / min|y|
-    dT = T * float(np.max(np.abs(sol.t))) / min(abs(y_plus), abs(y_minus))
     sys_rel = 3.0 / N + dT
-    note_rel = (f"rel tol = {sys_rel:.3f} + 4 SE/|theory|: systematic 3/N (N={N}, finite width) + "
-                f"T max|t|/min|y| = {dT:.3f} (finite-T shift of the output constraint Y - T t); SE "
-                "= max(batch means, chain-to-chain) over chains seeded at two generic amplitudes.")
     qs = []
     k = Yc.shape[0]
     # every compared value is the grand mean of a per-(sample, chain) series (S, E) of the seeded
@@ -458,6 +477,4 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
         f"{np.round(sol.outlier_strength, 3).tolist()}); bulk a_0 last "
         f"{np.round(pa0_last, 3).tolist()}: " + _prior_verdict(pn_last, ps_last / sol.outlier_strength)
     )
-    params = dict(cfg, m=m, ratios=list(ratios), y_plus=y_plus, y_minus=y_minus, sigma_a2=1.0 / P,
-                  amplitudes=list(cfg["amplitudes"]), outlier_threshold=OUTLIER_THRESHOLD)
     return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)

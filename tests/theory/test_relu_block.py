@@ -1,0 +1,183 @@
+"""ReLU feature layer on a class-block kernel (notes §5.2 [RECON], class-block reduction
+[OURS]): the shifted tilted integral, the bulk integral against Monte Carlo, the exact stability
+margin against a brute-force search, the toy limit, and the outlier-only limit against the
+general-data solver."""
+
+import numpy as np
+import pytest
+from richlazy.theory import (
+    block_stability_margin,
+    class_block_kernel,
+    solve_relu_block,
+    solve_relu_outliers,
+    solve_relu_toy,
+    toy_class_targets,
+)
+from richlazy.theory.coding._relu_block_bulk import _BlockBulk, _psi_shifted
+from scipy import integrate
+
+
+def _block_kernel(counts, s, q):
+    lab = np.repeat(np.arange(len(counts)), counts)
+    return np.diag(np.asarray(s)[lab]) + np.asarray(q)[np.ix_(lab, lab)], lab
+
+
+Q = np.array([[0.3, 0.1, 0.05], [0.1, 0.3, 0.1], [0.05, 0.1, 0.3]])
+S = np.array([0.7, 0.7, 0.7])
+
+
+@pytest.mark.parametrize("h,g,s", [(0.8, 0.3, 0.7), (-1.2, 0.5, 0.2), (0.0, -0.4, 1.0),
+                                   (2.5, -1.0, 0.5)])
+def test_psi_shifted_against_quadrature(h, g, s):
+    """psi_s = log E exp(h relu(g + sqrt(s) xi)) and M = E[relu e^{h relu}]/E[e^{h relu}] by
+    direct quadrature over xi."""
+    def dens(x):
+        return np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+    opts = dict(points=[-g / np.sqrt(s)], epsabs=1e-13, epsrel=1e-12, limit=200)
+    z = integrate.quad(lambda x: dens(x) * np.exp(h * max(g + np.sqrt(s) * x, 0.0)),
+                       -40.0, 40.0, **opts)[0]
+    r = integrate.quad(lambda x: dens(x) * max(g + np.sqrt(s) * x, 0.0)
+                       * np.exp(h * max(g + np.sqrt(s) * x, 0.0)), -40.0, 40.0, **opts)[0]
+    psi, M = _psi_shifted(np.array(h), np.array(g), np.array(s))
+    assert psi == pytest.approx(np.log(z), abs=1e-10)
+    assert M == pytest.approx(r / z, rel=1e-9)
+
+
+def test_block_bulk_log_z_against_monte_carlo():
+    """log Z(h) = log E_{z~N(0,K)} exp(sum_mu h_mu relu(z_mu)) and the tilted class means of
+    relu(z) for a class-block K (P = 7) by Gauss-Hermite over the class fields vs plain Monte
+    Carlo in P dimensions (4e6 draws; agreement within 4 SE)."""
+    counts = np.array([3, 2, 2])
+    K, lab = _block_kernel(counts, S, Q)
+    h = np.array([0.6, -0.4, 0.3])
+    bulk = _BlockBulk(counts, S, Q, 1.0, 20)
+    lz, M = bulk.log_z(h[None, :])
+    rng = np.random.default_rng(11)
+    Lk = np.linalg.cholesky(K)
+    w_sum, wr_sum, w2_sum, n = 0.0, np.zeros(3), 0.0, 0
+    for _ in range(8):
+        z = rng.standard_normal((500_000, K.shape[0])) @ Lk.T
+        r = np.maximum(z, 0.0)
+        w = np.exp(r @ h[lab])
+        w_sum += w.sum()
+        w2_sum += (w * w).sum()
+        wr_sum += np.array([(w[:, None] * r[:, lab == c]).mean(1).sum() for c in range(3)])
+        n += z.shape[0]
+    mean_w = w_sum / n
+    se_w = np.sqrt(w2_sum / n - mean_w**2) / np.sqrt(n)
+    assert abs(lz[0] - np.log(mean_w)) < 4 * se_w / mean_w
+    np.testing.assert_allclose(M[0], wr_sum / w_sum, rtol=5e-3)
+
+
+def test_stability_margin_is_the_maximum_over_class_constant_directions():
+    """Exact face enumeration vs 200 000 random directions w in R^3 (any signs; each coordinate
+    set to 0 with probability 1/3, so that the lower-dimensional faces, where a maximum with a
+    silent class lies, are sampled too): no random w exceeds lambda*, and the best comes within
+    1e-4 of it; for K = I it is the toy's margin."""
+    counts = np.array([10, 6, 6])
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        t = rng.standard_normal((3, 3)) * 0.2
+        lam, w_star = block_stability_margin(t, counts, S, Q, sigma_a2=1 / 22)
+        G = np.linalg.inv(np.diag(S / counts) + Q)
+        W = rng.standard_normal((200_000, 3)) * (rng.random((200_000, 3)) > 1 / 3)
+        W = W[np.any(W != 0, axis=1)]
+        num = (counts * np.maximum(W, 0.0)) @ t
+        ratio = np.sum(num * num, axis=1) / (22 * np.einsum("ni,ij,nj->n", W, G, W))
+        assert ratio.max() <= lam * (1 + 1e-12)
+        assert ratio.max() >= lam * (1 - 1e-4)
+    from richlazy.theory import relu_stability_margin
+    rho = counts / counts.sum()
+    lam_b, _ = block_stability_margin(t, counts, np.ones(3), np.zeros((3, 3)),
+                                      sigma_a2=1 / counts.sum())
+    assert lam_b == pytest.approx(relu_stability_margin(t, rho)[0], rel=1e-12)
+
+
+def test_laplace_bulk_on_orthonormal_inputs_is_the_toy_theory():
+    """K = I, sigma_a2 = 1/P: the class-block theory with the bulk at its maximum is exactly
+    solve_relu_toy (t, a_0, M, outlier readouts and preactivations)."""
+    P = 40
+    rho = np.array([0.5, 0.25, 0.25])
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    lab = np.repeat(np.arange(3), (rho * P).astype(int))
+    sol = solve_relu_block(np.eye(P), Yc[lab], bulk="laplace")
+    toy = solve_relu_toy(rho, Yc, P=P)
+    assert sol.converged, sol.message
+    np.testing.assert_allclose(sol.t, toy.t, atol=1e-8)
+    np.testing.assert_allclose(sol.a0, toy.a0, atol=1e-8)
+    np.testing.assert_allclose(sol.bulk_mean_activation, toy.bulk_mean_activation, atol=1e-8)
+    cls = np.argmax(sol.outlier_class_preactivations, axis=1)
+    assert sorted(cls.tolist()) == [0, 1, 2]
+    for i, c in enumerate(cls):
+        j = int(np.flatnonzero(toy.outlier_classes == c)[0])
+        assert sol.outlier_class_preactivations[i, c] == pytest.approx(
+            toy.outlier_preactivations[j], abs=1e-8)
+        np.testing.assert_allclose(sol.outlier_readouts[i], toy.outlier_readouts[j], atol=1e-8)
+    np.testing.assert_allclose(sol.bulk_readout_covariance, toy.bulk_readout_covariance,
+                               rtol=1e-5)
+
+
+def test_outlier_only_limit_matches_the_general_data_solver():
+    """bulk="none" on an exact class-block K (P = 24, T = 0.05, where t is unique) against
+    solve_relu_outliers on the full P x P problem: the same t per class, outlier output and
+    outliers; so the optimal outliers are class-constant there."""
+    counts = np.array([12, 6, 6])
+    K, lab = _block_kernel(counts, S, Q)
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    Y = Yc[lab]
+    blk = solve_relu_block(K, Y, bulk="none", T=0.05)
+    gen = solve_relu_outliers(K, Y, T=0.05, seed=0)
+    assert blk.converged, blk.message
+    assert gen.converged, gen.message
+    t_gen = np.stack([gen.t[lab == c].mean(axis=0) for c in range(3)])
+    np.testing.assert_allclose(blk.t, t_gen, atol=2e-6)
+    out_gen = np.stack([gen.mean_output()[lab == c].mean(axis=0) for c in range(3)])
+    np.testing.assert_allclose(blk.outlier_output(), out_gen, atol=2e-6)
+    # the same outliers: per outlier the class values of zbar and P |abar|^2 (= zbar K^-1 zbar)
+    key = np.argmax(blk.outlier_class_preactivations, axis=1)
+    gen_cls = [np.stack([z[lab == c].mean() for c in range(3)]) for z in gen.zbar]
+    assert gen.n_outliers == blk.n_outliers == 3
+    for zc, a in zip(gen_cls, gen.abar, strict=True):
+        i = int(np.flatnonzero(key == np.argmax(zc))[0])
+        np.testing.assert_allclose(blk.outlier_class_preactivations[i], zc, atol=2e-6)
+        assert 24 * blk.outlier_readouts[i] @ blk.outlier_readouts[i] == pytest.approx(
+            24 * a @ a, rel=1e-6)
+
+
+def test_laplace_bulk_on_correlated_classes_solves_its_kkt_system():
+    """Correlated classes (q above), P = 24, T = 0.01: converged, the bulk at the global
+    maximum, lambda* = 1 with one single-class outlier per class, and the mean output equals
+    Y - T t."""
+    counts = np.array([12, 6, 6])
+    K, lab = _block_kernel(counts, S, Q)
+    Yc = toy_class_targets(3, y_minus=-0.5)
+    sol = solve_relu_block(K, Yc[lab], bulk="laplace", T=0.01, quad_nodes=10)
+    assert sol.converged, sol.message
+    assert sol.stability_margin == pytest.approx(1.0, abs=1e-8)
+    assert sol.bulk_gap < 0
+    codes = sol.outlier_class_preactivations > 0
+    assert sorted(np.argmax(codes, axis=1).tolist()) == [0, 1, 2]
+    assert np.all(codes.sum(axis=1) == 1)
+    np.testing.assert_allclose(sol.mean_output(), Yc - 0.01 * sol.t, atol=1e-8)
+
+
+def test_class_block_kernel_recovers_the_blocks_and_rejects_bad_input():
+    counts = np.array([4, 3, 3])
+    K, lab = _block_kernel(counts, S, Q)
+    n, s, q = class_block_kernel(K, lab)
+    assert n.tolist() == [4, 3, 3]
+    np.testing.assert_allclose(s, S, atol=1e-14)
+    np.testing.assert_allclose(q, Q, atol=1e-14)
+    with pytest.raises(ValueError, match="at least 2 inputs"):
+        class_block_kernel(K[:9, :9], np.array([0, 0, 0, 0, 1, 1, 1, 2, 3]))
+    with pytest.raises(ValueError, match="labels"):
+        class_block_kernel(K, lab[:-1])
+    Y = toy_class_targets(3)[lab]
+    with pytest.raises(ValueError, match="bulk must be one of"):
+        solve_relu_block(K, Y, bulk="exact")
+    Y2 = Y.copy()
+    Y2[0, 1] = 0.3
+    with pytest.raises(ValueError, match="same for every input of a class"):
+        solve_relu_block(K, Y2)
+    with pytest.raises(ValueError, match="sigma_a2"):
+        solve_relu_block(K, Y, sigma_a2=-1.0)

@@ -1,0 +1,541 @@
+"""Bulk plus outliers of a ReLU feature layer whose prior kernel is class-block (seed 000, notes
+§5.2 [RECON], extended here [OURS]).
+
+Source: A. van Meegen & H. Sompolinsky, *Coding schemes in neural networks learning
+classification tasks*, Nat. Commun. 16, 3354 (2025) (seed 000), main text "Sparse coding scheme";
+the L = 1 equations are the reconstruction of the notes §5.2 (supplement C was not available).
+
+The toy theory (:mod:`._relu_toy`) needs orthonormal inputs (K = I), where the bulk's tilted
+integral factorises over inputs. On the orthogonal toy task every kernel of a deeper network is,
+by the permutation symmetry within classes, **class-block**:
+
+    K_{mu nu} = s_c delta_{mu nu} + q_{c c'}      (mu in class c, nu in class c'),
+
+s_c > 0 the within-class "private" variance and q (k x k, PSD) the class covariance. Then a
+preactivation vector is ``z_mu = g_c + sqrt(s_c) xi_mu`` with class fields g ~ N(0, q) and
+i.i.d. xi, and the bulk integral reduces exactly to a k-dimensional one [OURS]:
+
+    Z(h) = int N(z|0,K) exp(sum_mu h_mu relu(z_mu)) dz
+         = E_g exp(sum_c n_c psi_s(h_c, g_c, s_c)),
+    psi_s(h, g, s) = log E_xi exp(h relu(g + sqrt(s) xi))
+                   = log[Phi_N(-g/sqrt s) + exp(h g + h^2 s/2) Phi_N((g + h s)/sqrt s)],
+
+(h_c = t_c . a on class c), done by Gauss-Hermite quadrature over the prior of g. For g = 0 and
+s = 1, psi_s is the toy's psi_R. With the readout prior variance sigma_a2 = 1/P_s:
+
+* bulk readout ``a_0 = argmax_a [-P_s |a|^2/2 + log Z(t a)]``, i.e.
+  ``P_s a_0 = sum_c n_c t_c M_c`` with ``M_c = <relu(z_mu)>`` (mu in class c) under the tilted law;
+* outliers: preactivations constant on classes, ``zbar = sum_c w_c 1_c`` (w in R^k, any sign),
+  ``zbar^T K^-1 zbar = w^T G w`` with ``G = (diag(s_c/n_c) + q)^-1`` (K maps the class
+  indicators into their span), and ``t^T relu(zbar) = sum_c n_c t_c relu(w_c)``. The readout
+  integral is finite iff ``lambda* = max_w |sum_c n_c t_c relu(w_c)|^2 / (P_s w^T G w) <= 1``;
+  outliers sit on the maximisers (``lambda* = 1``), with ``abar = t^T relu(zbar) / P_s``;
+* output constraint (T = rescaled temperature): ``y_c - T t_c = M_c a_0 + sum_i relu(zbar_ic)
+  abar_i``.
+
+These are the KKT conditions of the convex problem ``min_t max_a[-P_s|a|^2/2 + log Z(t a)] -
+sum_c n_c t_c . y_c + (T/2) sum_c n_c |t_c|^2`` subject to ``lambda*(t) <= 1``; the outlier
+strengths are the multipliers of the active constraints. For s = 1, q = 0, P_s = P and
+n_c = rho_c P it is exactly the toy theory (``solve_relu_toy``). Restricting the outliers to
+class-constant preactivations is the symmetric ansatz; the exact maximisation over w is
+:func:`block_stability_margin`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg, optimize
+
+from .._results import SolverStatus, Status, raise_if_failed
+from ..checks import as_float_matrix, check_int, check_nonneg_float, check_pos_float
+from ._problem import _check_labels
+from ._relu_block_bulk import _BlockBulk
+from ._toy_core import _newton_lstsq
+
+__all__ = ["ReLUBlockSolution", "block_stability_margin", "class_block_kernel",
+           "solve_relu_block"]
+
+
+
+def class_block_kernel(K, labels):
+    """Class-block form of a kernel on training inputs (notes §5.2 [OURS]): the counts n_c, the
+    private variances ``s_c = mean diag - mean off-diagonal within class c`` and the class
+    covariance ``q_{cc'}`` (mean off-diagonal entry of block (c, c'); within class the mean over
+    mu != nu). Exact for a class-block K; for a sampled one, the block means. Returns
+    (counts (k,) int, s (k,), q (k, k)); every class needs at least two inputs."""
+    K = as_float_matrix("K", K)
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square (P, P), got shape {K.shape}")
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or lab.size != K.shape[0]:
+        raise ValueError(f"labels must have one class index per row of K ({K.shape[0]}), "
+                         f"got shape {lab.shape}")
+    k = int(lab.max()) + 1 if lab.size else 0
+    lab = _check_labels(lab, max(k, 1))
+    counts = np.bincount(lab, minlength=k)
+    if np.any(counts < 2):
+        raise ValueError(f"labels: every class needs at least 2 inputs for a class-block kernel, "
+                         f"got counts {counts.tolist()}")
+    q = np.empty((k, k))
+    s = np.empty(k)
+    for c in range(k):
+        ic = lab == c
+        for c2 in range(k):
+            blk = K[np.ix_(ic, lab == c2)]
+            if c2 == c:
+                n = counts[c]
+                diag = np.trace(blk) / n
+                q[c, c] = (blk.sum() - n * diag) / (n * (n - 1))
+                s[c] = diag - q[c, c]
+            else:
+                q[c, c2] = blk.mean()
+    q = 0.5 * (q + q.T)
+    if np.any(s <= 0):
+        raise ValueError(f"K: the private variances s_c (mean diagonal minus mean within-class "
+                         f"off-diagonal) must be > 0, got {s.tolist()}")
+    return counts, s, q
+
+
+def _gram(counts, s, q):
+    """``G = (diag(s_c / n_c) + q)^-1``: zbar^T K^-1 zbar = w^T G w for zbar = sum_c w_c 1_c."""
+    return np.linalg.inv(np.diag(s / counts) + q)
+
+
+def _faces(k):
+    """(S, F): S the active classes (w > 0), F the classes with w < 0, the rest w = 0."""
+    idx = range(k)
+    for size in range(1, k + 1):
+        for S in itertools.combinations(idx, size):
+            rest = [c for c in idx if c not in S]
+            for fs in range(len(rest) + 1):
+                for F in itertools.combinations(rest, fs):
+                    yield list(S), list(F)
+
+
+def _face_direction(tau, counts, G, S, F):
+    """The maximiser of the ratio on face (S, F), or None when it leaves the face: top
+    generalised eigenvector of (C_SS, Schur complement of G after minimising over w_F)."""
+    b = counts[:, None] * tau
+    C = b[S] @ b[S].T
+    Gs = G[np.ix_(S, S)]
+    if F:
+        GFS = G[np.ix_(F, S)]
+        Gs = Gs - GFS.T @ np.linalg.solve(G[np.ix_(F, F)], GFS)
+    vals, vecs = linalg.eigh(C, Gs)
+    v = vecs[:, -1]
+    if v.sum() < 0:
+        v = -v
+    if np.any(v <= 1e-12 * np.max(np.abs(v))):
+        return None
+    w = np.zeros(len(counts))
+    w[S] = v / np.max(v)
+    if F:
+        wF = -np.linalg.solve(G[np.ix_(F, F)], G[np.ix_(F, S)] @ w[S])
+        if np.any(wF >= 0):
+            return None
+        w[F] = wF
+    return w
+
+
+def _ratio(tau, counts, G, P_s, w):
+    num = counts * np.maximum(w, 0.0) @ tau
+    return float(num @ num) / (P_s * float(w @ G @ w))
+
+
+def block_stability_margin(t, counts, s, q, *, sigma_a2):
+    """``lambda* = max_w |sum_c n_c t_c relu(w_c)|^2 / (P_s w^T G w)`` over class-constant
+    preactivations (P_s = 1/sigma_a2, G = (diag(s/n) + q)^-1; notes §5.2 [OURS], exact): every
+    face (classes with w > 0, < 0, = 0) is evaluated through its generalised eigenproblem.
+    The readout integral is finite iff lambda* <= 1. Returns (lambda*, maximiser w (k,),
+    normalised to max w = 1)."""
+    tau = as_float_matrix("t", t)
+    counts = np.asarray(counts, dtype=float)
+    G = _gram(counts, np.asarray(s, float), np.asarray(q, float))
+    P_s = 1.0 / check_pos_float("sigma_a2", sigma_a2)
+    best, arg = 0.0, np.zeros(len(counts))
+    for S, F in _faces(len(counts)):
+        w = _face_direction(tau, counts, G, S, F)
+        if w is not None:
+            val = _ratio(tau, counts, G, P_s, w)
+            if val > best:
+                best, arg = val, w
+    return best, arg
+
+
+@dataclass(frozen=True)
+class ReLUBlockSolution(SolverStatus):
+    """Bulk plus outliers of a ReLU feature layer on a class-block kernel (notes §5.2 [OURS]).
+
+    Attributes (k classes, m outputs, n_o outliers)
+    ----------
+    t : (k, m)                  conjugate field on class c (row c), as in ``solve_relu_toy``.
+    a0 : (m,)                   bulk readout at the maximum of the bulk exponent g (the
+                                P -> infinity bulk readout; zeros for ``bulk="none"``).
+    bulk_h : (k,)               tilts t_c . a_0.
+    bulk_mean_activation : (k,) M_c(t a_0): <relu(z_mu)> of a bulk neuron with readout a_0.
+    bulk_readout_covariance : (m, m)  (-Hess g(a_0))^-1, the Laplace width of the bulk readouts.
+    bulk_output : (k, m)        the bulk's part of the mean output on class c, ``M_c a_0``
+                                (0 for ``bulk="none"``).
+    outlier_class_preactivations : (n_o, k)  sqrt(N)-scaled zbar of each outlier on each class
+                                (negative where it is silent; 0 on its boundary).
+    outlier_readouts : (n_o, m) sqrt(N)-scaled readouts abar = t^T relu(zbar) / P_s.
+    stability_margin : float    lambda* (:func:`block_stability_margin`; 1 with outliers).
+    bulk_gap : float            the best other local maximum of g minus g(a_0) (< 0: a_0 is the
+                                global maximum; -inf: none found).
+    quadrature_error : float    max change of M_c with 1.5x the Gauss-Hermite nodes.
+    residuals : dict            "output", "marginality" (max-abs).
+    counts, s, q, class_targets, sigma_a2, T, bulk : the problem.
+    """
+
+    t: np.ndarray
+    a0: np.ndarray
+    bulk_h: np.ndarray
+    bulk_mean_activation: np.ndarray
+    bulk_readout_covariance: np.ndarray
+    bulk_output: np.ndarray
+    outlier_class_preactivations: np.ndarray
+    outlier_readouts: np.ndarray
+    stability_margin: float
+    bulk_gap: float
+    quadrature_error: float
+    residuals: dict
+    counts: np.ndarray
+    s: np.ndarray
+    q: np.ndarray
+    class_targets: np.ndarray
+    sigma_a2: float
+    T: float
+    bulk: str
+
+    @property
+    def n_outliers(self) -> int:
+        return int(self.outlier_readouts.shape[0])
+
+    def outlier_output(self) -> np.ndarray:
+        """(k, m): the outliers' part of the mean output, ``sum_i relu(zbar_ic) abar_i``."""
+        return np.maximum(self.outlier_class_preactivations, 0.0).T @ self.outlier_readouts
+
+    def mean_output(self) -> np.ndarray:
+        """(k, m): mean training output on class c; equals ``class_targets - T t``."""
+        return self.bulk_output + self.outlier_output()
+
+
+_BULK = ("laplace", "none")
+
+
+class _Problem:
+    def __init__(self, counts, s, q, Yc, P_s, T, bulk, nodes):
+        self.counts, self.Yc, self.P_s, self.T, self.mode = counts.astype(float), Yc, P_s, T, bulk
+        self.k, self.m = Yc.shape
+        self.G = _gram(self.counts, s, q)
+        self.bulk = None if bulk == "none" else _BlockBulk(counts, s, q, P_s, nodes)
+
+    def bulk_part(self, tau, local=False):
+        """(value, output B (k, m), a_0) of the bulk at t (a_0 the best maximum found by
+        :meth:`_BlockBulk.maxima`; ``local``: Newton from the last a_0, for the finite-difference
+        probes of the barrier's Hessian); None without a maximum."""
+        if self.bulk is None:
+            return 0.0, np.zeros((self.k, self.m)), np.zeros(self.m)
+        if local and self.bulk.a_prev is not None:  # continuation of the last maximum
+            a0 = self.bulk._newton(self.bulk.a_prev, tau)
+            if a0 is not None:
+                val, _, M = self.bulk.exponent(a0, tau)
+                return float(val[0]), M[0][:, None] * a0[None, :], a0
+        found = self.bulk.maxima(tau)
+        if not found:
+            return None
+        a0, val, M = found[0]
+        return val, M[:, None] * a0[None, :], a0
+
+    def objective(self, tau, local=False):
+        """``bulk value - sum_c n_c t_c . y_c + (T/2) sum_c n_c |t_c|^2`` and its gradient
+        ``n_c (B_c - y_c + T t_c)`` (k, m); None where the bulk has no maximum."""
+        part = self.bulk_part(tau, local)
+        if part is None:
+            return None
+        val, B = part[:2]
+        n = self.counts[:, None]
+        f = val - np.sum(n * tau * self.Yc) + 0.5 * self.T * np.sum(n * tau**2)
+        return f, n * (B - self.Yc + self.T * tau)
+
+    def margin(self, tau):
+        """All valid face maximisers (ratio, w, S, F), largest ratio first."""
+        out = []
+        for S, F in _faces(self.k):
+            w = _face_direction(tau, self.counts, self.G, S, F)
+            if w is not None:
+                out.append((_ratio(tau, self.counts, self.G, self.P_s, w), w, S, F))
+        out.sort(key=lambda o: -o[0])
+        return out
+
+    def outlier_terms(self, tau, faces):
+        """Per face: w (k,) and the output of unit strength sigma^2 = 1,
+        ``relu(w) (t^T n relu(w))^T / P_s`` (k, m); None when a face's maximiser left it."""
+        terms = []
+        for S, F in faces:
+            w = _face_direction(tau, self.counts, self.G, S, F)
+            if w is None:
+                return None
+            rw = np.maximum(w, 0.0)
+            terms.append((w, np.outer(rw, (self.counts * rw) @ tau) / self.P_s))
+        return terms
+
+    def kkt(self, x, faces, local=False):
+        """Output constraint and marginality of the faces at x = [t (k m), sigma^2 (faces)]."""
+        k, m = self.k, self.m
+        tau = x[:k * m].reshape(k, m)
+        part = self.bulk_part(tau, local)
+        terms = self.outlier_terms(tau, faces)
+        if part is None or terms is None:
+            return np.full(k * m + len(faces), np.inf)
+        out = self.Yc - self.T * tau - part[1]
+        marg = []
+        for (w, unit), s2 in zip(terms, x[k * m:], strict=True):
+            out = out - s2 * unit
+            marg.append(_ratio(tau, self.counts, self.G, self.P_s, w) - 1.0)
+        return np.concatenate([out.ravel(), marg])
+
+
+def _single_class_factors(prob):
+    """kappa_c with ``lambda_c(t) = kappa_c |t_c|^2`` the largest ratio of a single-class
+    outlier of class c (w_c = 1, w_F < 0 on a set F of other classes where that lowers w^T G w,
+    0 elsewhere): fixed directions, so each constraint is a convex quadratic in t_c."""
+    k, G = prob.k, prob.G
+    kappa = np.empty(k)
+    for c in range(k):
+        best = G[c, c]
+        others = [j for j in range(k) if j != c]
+        for size in range(1, k):
+            for F in itertools.combinations(others, size):
+                F = list(F)
+                wF = -np.linalg.solve(G[np.ix_(F, F)], G[F, c])
+                if np.all(wF < 0):
+                    best = min(best, G[c, c] + G[c, F] @ wF)
+        kappa[c] = prob.counts[c] ** 2 / (prob.P_s * best)
+    return kappa
+
+
+def _barrier(prob, tau, mus, maxiter):
+    """Log-barrier interior point on the single-class outlier constraints (as
+    ``solve_relu_toy``): damped Newton on ``objective(t) / P - mu sum_c log(1 - lambda_c(t))``
+    for each barrier weight mu in turn (a t outside, or without a bulk maximum, is rejected);
+    outliers on several classes are judged afterwards by the exact lambda*. Newton works on
+    ``x_c = t_c / d_c`` with ``d_c = kappa_c^(-1/2)`` (the size of a marginal single-class t_c)
+    and on the objective over P, so that both are of order one."""
+    k, m = prob.k, prob.m
+    kappa = _single_class_factors(prob)
+    d = 1.0 / np.sqrt(kappa)[:, None]
+    P = float(prob.counts.sum())
+
+    def obj(x, mu, probe=False):
+        t = x.reshape(k, m) * d
+        slack = 1.0 - kappa * np.sum(t * t, axis=1)
+        fg = prob.objective(t, local=probe) if np.all(slack > 0) else None
+        if fg is None:
+            return np.inf, np.zeros_like(x)
+        grad = fg[1] / P + mu * (2.0 * kappa / slack)[:, None] * t
+        return fg[0] / P - mu * np.sum(np.log(slack)), (grad * d).ravel()
+
+    x, nit = (tau / d).ravel(), 0
+    for mu in mus:
+        x, n = _damped_newton(lambda z, probe=False, mu=mu: obj(z, mu, probe), x, maxiter)
+        nit += n
+    return x.reshape(k, m) * d, nit
+
+
+def _damped_newton(fg, x, maxiter, eps=1e-6):
+    """Minimise a smooth convex f (``fg(x, probe) -> (f, grad)``, f = inf outside its domain;
+    ``probe`` marks the finite-difference points of the Hessian) by
+    Newton steps with a finite-difference Hessian of the gradient (its eigenvalues floored at
+    1e-6 times the largest: at y- = -1/2 and T = 0 t has flat gauge directions), steps of at most
+    0.5 (max-abs) and backtracking that stays inside the domain; stops when the Newton decrement
+    is below 1e-14 or after ``maxiter`` steps. Returns (x, steps)."""
+    f, g = fg(x)
+    n = x.size
+    for it in range(maxiter):
+        H = np.empty((n, n))
+        for i in range(n):
+            e = np.zeros(n)
+            e[i] = eps
+            H[:, i] = (fg(x + e, True)[1] - fg(x - e, True)[1]) / (2 * eps)
+        H = 0.5 * (H + H.T)
+        ev = np.linalg.eigvalsh(H)
+        floor = 1e-6 * max(float(ev[-1]), 1e-12)  # flat (gauge) directions of t: regularised
+        if ev[0] < floor:
+            H = H + (floor - ev[0]) * np.eye(n)
+        step = -np.linalg.solve(H, g)
+        step *= min(1.0, 0.5 / max(float(np.max(np.abs(step))), 1e-300))  # trust radius 0.5
+        dec = -float(g @ step)
+        if dec < 1e-14:
+            return x, it
+        alpha = 1.0
+        while alpha > 1e-12:
+            fn, gn = fg(x + alpha * step)
+            if np.isfinite(fn) and fn <= f - 0.25 * alpha * dec:
+                break
+            alpha *= 0.5
+        else:
+            return x, it
+        x, f, g = x + alpha * step, fn, gn
+    return x, maxiter
+
+
+def _strengths(prob, tau, B, faces):
+    """Non-negative outlier strengths sigma^2 from the output constraint (least squares)."""
+    terms = prob.outlier_terms(tau, faces) or []
+    target = (prob.Yc - prob.T * tau - B).ravel()
+    if not terms:
+        return np.zeros(0)
+    return optimize.nnls(np.stack([u.ravel() for _, u in terms], axis=1), target)[0]
+
+
+def _class_targets(Y):
+    """(labels, Yc): class of input mu = argmax_r Y[mu, r], one target row per class."""
+    labels = np.argmax(Y, axis=1)
+    k = Y.shape[1]
+    if np.unique(labels).size != k:
+        raise ValueError(f"Y: every one of the {k} outputs must be the largest target of some "
+                         f"input (one class per output), got classes {np.unique(labels).tolist()}")
+    Yc = np.stack([Y[labels == c].mean(axis=0) for c in range(k)])
+    if max(np.max(np.abs(Y[labels == c] - Yc[c])) for c in range(k)) > 1e-12:
+        raise ValueError("Y: the targets must be the same for every input of a class (one "
+                         "target row per class)")
+    return labels, Yc
+
+
+def solve_relu_block(
+    K,
+    Y,
+    *,
+    sigma_a2: float | None = None,
+    T: float = 0.0,
+    bulk: str = "laplace",
+    atol: float = 1e-9,
+    maxiter: int = 100,
+    mu_schedule=(1e-1, 1e-2, 1e-3, 1e-4, 1e-6),
+    quad_nodes: int = 16,
+    throw: bool = False,
+) -> ReLUBlockSolution:
+    """Bulk plus outliers of a ReLU feature layer on a class-block kernel (notes §5.2 [RECON],
+    class-block extension [OURS]; the equations are in the module docstring).
+
+    Parameters
+    ----------
+    K : (P, P)       prior kernel of the feature layer's preactivations (K0 for L = 1, the
+                     layer below's kernel otherwise), reduced to its class-block form by
+                     :func:`class_block_kernel` (exact on the orthogonal toy task by symmetry;
+                     block means for a sampled kernel).
+    Y : (P, m)       targets, one class per output: the class of input mu is argmax_r Y[mu, r],
+                     and the targets are the same within a class.
+    sigma_a2         readout prior variance 1/P_s (default 1/P, the L = 1 scaling).
+    T                rescaled temperature (output constraint ``y_c - T t_c``).
+    bulk             "laplace" (default): every bulk neuron at the maximum a_0 of the bulk
+                     exponent (the notes' bulk, exact as P_s -> infinity; with K = I, P_s = P and
+                     n_c = rho_c P this is ``solve_relu_toy``); "none": outliers only.
+    atol, maxiter    max-abs KKT residual accepted; Newton steps per barrier weight.
+    mu_schedule      barrier weights of the interior-point stage (as in ``solve_relu_toy``).
+    quad_nodes       Gauss-Hermite nodes per class field (``quad_nodes^rank(q)`` points);
+                     ``quadrature_error`` reports the change of M_c with 1.5x as many.
+
+    Algorithm: a log-barrier interior point on the convex problem over t with the exact
+    ``lambda*(t) <= 1`` (:func:`block_stability_margin`; damped Newton per barrier weight), the bulk
+    maximum by multi-start BFGS and Newton; the faces within 1e-3 of marginal carry outliers,
+    their strengths from the output constraint (non-negative least squares); then Newton on the
+    KKT system (output constraint, marginality of the active faces). Checked: lambda* <= 1 +
+    1e-8, a_0 the global maximum found, strengths >= 0, residual <= atol.
+    """
+    K = as_float_matrix("K", K)
+    Y = as_float_matrix("Y", Y)
+    if Y.shape[0] != K.shape[0]:
+        raise ValueError(f"Y must have one row per training input ({K.shape[0]}), got shape "
+                         f"{Y.shape}")
+    if bulk not in _BULK:
+        raise ValueError(f"bulk must be one of {list(_BULK)}, got {bulk!r}")
+    labels, Yc = _class_targets(Y)
+    counts, s, q = class_block_kernel(K, labels)
+    P_s = float(K.shape[0]) if sigma_a2 is None else 1.0 / check_pos_float("sigma_a2", sigma_a2)
+    T = check_nonneg_float("T", T)
+    atol = check_pos_float("atol", atol)
+    maxiter = check_int("maxiter", maxiter, minimum=1)
+    quad_nodes = check_int("quad_nodes", quad_nodes, minimum=2)
+    mus = tuple(check_pos_float("mu_schedule", v) for v in mu_schedule)
+    if not mus:
+        raise ValueError("mu_schedule must contain at least one barrier weight")
+    prob = _Problem(counts, s, q, Yc, P_s, T, bulk, quad_nodes)
+    k, m = Yc.shape
+
+    tau = np.zeros((k, m))  # feasible start (lambda* = 0; the bulk maximum is a = 0)
+    tau, nit = _barrier(prob, tau, mus, maxiter)
+    part = prob.bulk_part(tau)
+    B = part[1] if part is not None else np.zeros((k, m))
+    active = [(S, F) for r_, _w, S, F in prob.margin(tau) if r_ >= 1.0 - 1e-3]
+    sig2 = _strengths(prob, tau, B, active)
+    active = [f for f, v in zip(active, sig2, strict=True) if v > 1e-12]
+    x0 = np.concatenate([tau.ravel(), sig2[sig2 > 1e-12]])
+
+    def fun(x):
+        F = prob.kkt(x, active)
+        return F, optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True), 1e-7)
+
+    x, _, nfev = _newton_lstsq(fun, x0, atol)
+    nit += nfev
+    F = prob.kkt(x, active)
+    tau, sig2 = x[:k * m].reshape(k, m), x[k * m:]
+    return _finish(prob, tau, sig2, active, F, nit, atol, throw,
+                   dict(counts=counts, s=s, q=q, nodes=quad_nodes))
+
+
+def _finish(prob, tau, sig2, active, F, nit, atol, throw, pb):
+    k, m = prob.k, prob.m
+    part = prob.bulk_part(tau)
+    a0, B = np.zeros(m), np.zeros((k, m))
+    M, cov = np.zeros(k), np.zeros((m, m))
+    bulk_gap, quad_err = -np.inf, 0.0
+    if part is not None and prob.bulk is not None:
+        _, B, a0 = part
+        g0, _, M = prob.bulk.exponent(a0, tau)
+        M = M[0]
+        cov = np.linalg.inv(-prob.bulk.hessian(a0, tau))
+        others = [f[1] for f in prob.bulk.maxima(tau, extra=(a0,))
+                  if np.max(np.abs(f[0] - a0)) > 1e-6]
+        bulk_gap = float(max(others) - g0[0]) if others else -np.inf
+        fine = _BlockBulk(pb["counts"], pb["s"], pb["q"], prob.P_s, int(np.ceil(1.5 * pb["nodes"])))
+        quad_err = float(np.max(np.abs(fine.log_z(tau @ a0)[1][0] - M)))
+    lam, _ = block_stability_margin(tau, pb["counts"], pb["s"], pb["q"], sigma_a2=1 / prob.P_s)
+    terms = prob.outlier_terms(tau, active) or []
+    W = np.array([w for w, _ in terms]).reshape(-1, k)
+    zbar = np.sqrt(np.maximum(sig2, 0.0))[:, None] * W
+    abar = (prob.counts * np.maximum(zbar, 0.0)) @ tau / prob.P_s
+    resid = {"output": float(np.max(np.abs(F[:k * m]))),
+             "marginality": float(np.max(np.abs(F[k * m:]), initial=0.0))}
+    r = max(resid.values())
+    problems = []
+    if part is None:
+        problems.append("the bulk exponent has no maximum at the final t")
+    if not np.isfinite(r) or r > atol:
+        problems.append(f"KKT residual {r:.2e} > atol {atol:.1e} (raise maxiter, or quad_nodes "
+                        f"if the quadrature error {quad_err:.1e} is comparable)")
+    if np.any(sig2 < -1e-12):
+        problems.append(f"negative outlier strength {sig2.min():.3g}")
+    if lam > 1.0 + 1e-8:
+        problems.append(f"readout integral unstable (lambda* = {lam:.8f} > 1)")
+    if bulk_gap > 1e-9:
+        problems.append(f"a_0 is not the global maximum of the bulk exponent (gap "
+                        f"{bulk_gap:.3g})")
+    ok = not problems
+    msg = (f"converged: {len(active)} outliers (active classes {[S for S, _ in active]}), KKT "
+           f"residual {r:.1e}, lambda* = {lam:.10f}, bulk quadrature error {quad_err:.1e}"
+           if ok else "; ".join(problems))
+    out = ReLUBlockSolution(
+        converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
+        nit=nit, residual=r, t=tau, a0=a0, bulk_h=tau @ a0, bulk_mean_activation=M,
+        bulk_readout_covariance=cov, bulk_output=B, outlier_class_preactivations=zbar,
+        outlier_readouts=abar, stability_margin=float(lam), bulk_gap=bulk_gap,
+        quadrature_error=quad_err, residuals=resid, counts=pb["counts"], s=pb["s"], q=pb["q"],
+        class_targets=prob.Yc, sigma_a2=1.0 / prob.P_s, T=prob.T, bulk=prob.mode,
+    )
+    raise_if_failed(out, throw)
+    return out

@@ -1,0 +1,97 @@
+"""Validation case: the sparse ReLU code with correlated classes (seed 000's Fig. 2 ReLU
+configuration with a class-block input kernel).
+
+Theory (notes §5.2 [RECON], class-block reduction [OURS],
+:func:`richlazy.theory.solve_relu_block`): with inputs whose kernel is ``K0 = (1 - q_cc) delta +
+q_{cc'}``, a bulk preactivation is ``g_c + sqrt(1 - q_cc) xi`` with class fields g ~ N(0, q), so
+the bulk's tilted integral is a 3-dimensional one, and the outliers are the class-constant
+maximisers of the exact stability margin. The orthogonal toy task is q = 0 (``coding/relu-toy``,
+where the same solver reproduces ``solve_relu_toy``). Correlations change the prediction: at
+q_cc = 0.3, q_cc' = 0.1 the outliers' preactivations double (z̄ 2.5 against 1.27–1.57) and their
+readouts halve, and the bulk readout a_0 almost vanishes.
+
+The samples are read, seeded and compared exactly as in ``coding/relu-toy``
+(:func:`._relu.relu_sampled_comparison`), at its quick size (N = P = 100, 8000 Gibbs-HMC steps x
+4 chains). The theory contains T (output ``Y - T t``), so the relative tolerances carry no
+finite-T allowance: 3/N + 4 SE.
+
+In the full suite, not the quick one: its first run (2026-11-28, seed 0, 366 s) put the outliers
+and a_0 within tolerance (z̄ 1.3-1.5 % low) but the bulk mean activations 27-30 % above the
+theory (0.51-0.52 against 0.40), an open disagreement that would make the quick suite's exit
+status depend on the chains' R-hat. The cause, measured: with correlated classes the bulk
+activation on class c depends on the bulk readout through the class field (tilt ~ n_c q t_c . a),
+so the spread of the bulk readouts (Laplace sd 0.12 at P = 100) is amplified; the average of
+M_c(t a) over the bulk's readout law is 0.55-0.56, against the Laplace value M_c(t a_0) = 0.40
+(docs/coding_relu.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from richlazy.simulate import class_correlated_toy_task
+from richlazy.theory import input_kernel, solve_relu_block, toy_class_targets
+
+from ...core._registry import CaseContext, CaseOutcome, register_case
+from ._relu import OUTLIER_THRESHOLD, RELU_TOY_SIZES, relu_sampled_comparison
+
+__all__ = ["CLASS_COVARIANCE"]
+
+#: class covariance q of the inputs (within class 0.3, between classes 0.1)
+CLASS_COVARIANCE = ((0.3, 0.1, 0.1), (0.1, 0.3, 0.1), (0.1, 0.1, 0.3))
+
+
+class _BlockView:
+    """The attributes of a toy solution that the shared comparison reads, from a
+    :class:`richlazy.theory.ReLUBlockSolution` with single-class outliers."""
+
+    def __init__(self, sol):
+        z = sol.outlier_class_preactivations
+        self.message = sol.message
+        self.t, self.a0 = sol.t, sol.a0
+        self.bulk_mean_activation = sol.bulk_mean_activation
+        self.outlier_readouts = sol.outlier_readouts
+        self.outlier_classes = np.argmax(z, axis=1)
+        self.outlier_preactivations = z.max(axis=1)
+        self.outlier_strength = np.zeros(z.shape[1])
+        self.outlier_strength[self.outlier_classes] = self.outlier_preactivations**2
+        self._cov = sol.bulk_readout_covariance
+
+    def bulk_readout_density(self, a, r):
+        """Laplace Gaussian of the bulk readout component r around a_0."""
+        var = self._cov[r, r]
+        return np.exp(-0.5 * (a - self.a0[r]) ** 2 / var) / np.sqrt(2 * np.pi * var)
+
+
+@register_case(
+    "coding/relu-correlated",
+    description=(
+        "ReLU non-lazy network (L=1, sigma_a2=1/P) on the toy task with correlated classes "
+        "(input kernel (1-q_cc) delta + q, q_cc=0.3, q_cc'=0.1; classes [1/2,1/4,1/4], y+=1, "
+        "y-=-1/2): outliers per class, sqrt(N)-scaled outlier readouts and preactivations, "
+        "bulk readout a_0 and bulk mean activations from Gibbs-HMC chains seeded with one "
+        "generic single-class neuron per class vs the class-block bulk + outlier theory "
+        "(solve_relu_block)."
+    ),
+    suites=("full",),
+)
+def relu_correlated(ctx: CaseContext) -> CaseOutcome:
+    cfg = RELU_TOY_SIZES["quick"]
+    P, N0, T = cfg["P"], cfg["N0"], cfg["T"]
+    m = 3
+    y_plus, y_minus = 1.0, -0.5
+    q = np.array(CLASS_COVARIANCE)
+    task = class_correlated_toy_task(P, N0, q, y_plus=y_plus, y_minus=y_minus,
+                                     seed=ctx.child_seed(0))
+    sol = solve_relu_block(input_kernel(task.X), task.Y, T=T)
+    if not sol.converged or np.any((sol.outlier_class_preactivations > 0).sum(axis=1) != 1):
+        raise RuntimeError(f"coding/relu-correlated needs a converged theory with single-class "
+                           f"outliers; solve_relu_block: {sol.message}")
+    Yc = toy_class_targets(m, y_plus=y_plus, y_minus=y_minus)
+    note_rel = (f"rel tol = 3/N + 4 SE/|theory| (N={cfg['N']}: finite width; the theory contains "
+                "T, so no finite-T allowance); SE = max(batch means, chain-to-chain) over chains "
+                "seeded at two generic amplitudes.")
+    params = dict(cfg, m=m, ratios=list(task.ratios), y_plus=y_plus, y_minus=y_minus,
+                  sigma_a2=1.0 / P, amplitudes=list(cfg["amplitudes"]),
+                  outlier_threshold=OUTLIER_THRESHOLD, class_covariance=q.tolist())
+    return relu_sampled_comparison(ctx, cfg, "coding/relu-correlated", task, _BlockView(sol), Yc,
+                                   dT=0.0, note_rel=note_rel, params=params)
