@@ -124,11 +124,13 @@ def class_correlated_toy_task(
     P + k give test inputs orthogonal to the training set)."""
     task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=y_plus, y_minus=y_minus, seed=seed)
     k = task.m
+    if np.iscomplexobj(class_covariance):
+        raise TypeError("class_covariance must be real, got a complex array")
     try:
         q = np.asarray(class_covariance, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"class_covariance must be a {k} x {k} matrix of numbers, got "
-                        f"{class_covariance!r}") from None
+                        f"{type(class_covariance).__name__}") from None
     if q.shape != (k, k) or not np.all(np.isfinite(q)) or not np.allclose(q, q.T):
         raise ValueError(f"class_covariance must be a finite symmetric {k} x {k} matrix, got "
                          f"shape {q.shape}")

@@ -386,6 +386,17 @@ E["simulate.sd_train_batch"] = ex(
 E["simulate.split_pentominoes"] = ex(
     lambda t: dict(n_train=6, generator=_g(0)), n_train="pos_int", generator="generator"
 )
+E["simulate.class_correlated_toy_task"] = ex(
+    lambda t: dict(P=6, N0=10, class_covariance=0.2 * np.eye(3), ratios=RHO, y_plus=1.0,
+                   y_minus=-0.5, seed=0),
+    P="pos_int",
+    N0="pos_int",
+    class_covariance="psd_matrix",
+    ratios="ratios",
+    y_plus="real",
+    y_minus="real",
+    seed="seed",
+)
 E["simulate.orthogonal_toy_task"] = ex(
     lambda t: dict(P=6, N0=8, ratios=RHO, y_plus=1.0, y_minus=-0.5, seed=0),
     P="pos_int",

@@ -245,6 +245,32 @@ E["theory.solve_relu_outliers"] = ex(
     seed="seed",
     maxiter="pos_int",
 )
+_BLOCK_LAB = np.repeat(np.arange(3), 4)
+_BLOCK_K = 0.7 * np.eye(12) + 0.3 * (_BLOCK_LAB[:, None] == _BLOCK_LAB[None, :])
+E["theory.class_block_kernel"] = ex(
+    lambda t: dict(K=_BLOCK_K, labels=_BLOCK_LAB), K="psd_matrix", labels="labels"
+)
+E["theory.block_stability_margin"] = ex(
+    lambda t: dict(t=0.1 * _toy_targets(), counts=np.array([4.0, 4.0, 4.0]),
+                   s=np.array([0.7, 0.7, 0.7]), q=0.3 * np.eye(3), sigma_a2=1.0 / 12),
+    t="matrix",
+    counts="pos_array",
+    s="pos_array",
+    q="psd_matrix",
+    sigma_a2="pos_float",
+)
+E["theory.solve_relu_block"] = ex(
+    lambda t: dict(K=_BLOCK_K, Y=_toy_targets()[_BLOCK_LAB], sigma_a2=1.0 / 12, T=0.0,
+                   bulk="none", atol=1e-9, maxiter=3, quad_nodes=4),
+    K="psd_matrix",
+    Y="matrix",
+    sigma_a2="pos_float",
+    T="nonneg_float",
+    bulk="choice",
+    atol="pos_float",
+    maxiter="pos_int",
+    quad_nodes="pos_int",
+)
 E["theory.solve_relu_toy"] = ex(
     lambda t: dict(ratios=[0.5, 0.5], class_targets=[[1.0], [-1.0]], P=None),
     ratios="ratios",

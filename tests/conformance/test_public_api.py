@@ -79,6 +79,7 @@ EXEMPT: dict[str, str] = {
             "SolverStatus",
             "GPPosterior",
             "LinearNetworkSolution",
+            "ReLUBlockSolution",
             "ReLUOutlierSolution",
             "ReLUToySolution",
             "SigmoidGeneralSolution",

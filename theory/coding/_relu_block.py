@@ -50,7 +50,14 @@ import numpy as np
 from scipy import linalg, optimize
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_matrix, check_int, check_nonneg_float, check_pos_float
+from ..checks import (
+    as_float_array,
+    as_float_matrix,
+    as_psd_matrix,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+)
 from ._problem import _check_labels
 from ._relu_block_bulk import _BlockBulk
 from ._toy_core import _newton_lstsq
@@ -66,13 +73,13 @@ def class_block_kernel(K, labels):
     covariance ``q_{cc'}`` (mean off-diagonal entry of block (c, c'); within class the mean over
     mu != nu). Exact for a class-block K; for a sampled one, the block means. Returns
     (counts (k,) int, s (k,), q (k, k)); every class needs at least two inputs."""
-    K = as_float_matrix("K", K)
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be square (P, P), got shape {K.shape}")
+    K = as_psd_matrix("K", K)
     lab = np.asarray(labels)
     if lab.ndim != 1 or lab.size != K.shape[0]:
         raise ValueError(f"labels must have one class index per row of K ({K.shape[0]}), "
                          f"got shape {lab.shape}")
+    if not np.issubdtype(lab.dtype, np.integer):
+        raise TypeError(f"labels must be integers (class indices 0..k-1), got dtype {lab.dtype}")
     k = int(lab.max()) + 1 if lab.size else 0
     lab = _check_labels(lab, max(k, 1))
     counts = np.bincount(lab, minlength=k)
@@ -152,8 +159,17 @@ def block_stability_margin(t, counts, s, q, *, sigma_a2):
     The readout integral is finite iff lambda* <= 1. Returns (lambda*, maximiser w (k,),
     normalised to max w = 1)."""
     tau = as_float_matrix("t", t)
-    counts = np.asarray(counts, dtype=float)
-    G = _gram(counts, np.asarray(s, float), np.asarray(q, float))
+    k = tau.shape[0]
+    counts = as_float_array("counts", counts, ndim=1)
+    s = as_float_array("s", s, ndim=1)
+    q = as_psd_matrix("q", q)
+    for name, v in (("counts", counts), ("s", s)):
+        if v.shape != (k,) or np.any(v <= 0):
+            raise ValueError(f"{name} must hold {k} positive numbers (one per row of t), got "
+                             f"{v.tolist()}")
+    if q.shape != (k, k):
+        raise ValueError(f"q must be {k} x {k} (one row per row of t), got shape {q.shape}")
+    G = _gram(counts, s, q)
     P_s = 1.0 / check_pos_float("sigma_a2", sigma_a2)
     best, arg = 0.0, np.zeros(len(counts))
     for S, F in _faces(len(counts)):
@@ -447,12 +463,12 @@ def solve_relu_block(
     KKT system (output constraint, marginality of the active faces). Checked: lambda* <= 1 +
     1e-8, a_0 the global maximum found, strengths >= 0, residual <= atol.
     """
-    K = as_float_matrix("K", K)
+    K = as_psd_matrix("K", K)
     Y = as_float_matrix("Y", Y)
     if Y.shape[0] != K.shape[0]:
         raise ValueError(f"Y must have one row per training input ({K.shape[0]}), got shape "
                          f"{Y.shape}")
-    if bulk not in _BULK:
+    if not isinstance(bulk, str) or bulk not in _BULK:
         raise ValueError(f"bulk must be one of {list(_BULK)}, got {bulk!r}")
     labels, Yc = _class_targets(Y)
     counts, s, q = class_block_kernel(K, labels)
