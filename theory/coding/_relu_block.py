@@ -171,14 +171,19 @@ def block_stability_margin(t, counts, s, q, *, sigma_a2):
         raise ValueError(f"q must be {k} x {k} (one row per row of t), got shape {q.shape}")
     G = _gram(counts, s, q)
     P_s = 1.0 / check_pos_float("sigma_a2", sigma_a2)
-    best, arg = 0.0, np.zeros(len(counts))
+    faces = _face_maxima(tau, counts, G, P_s)
+    return (faces[0][0], faces[0][1]) if faces else (0.0, np.zeros(k))
+
+
+def _face_maxima(tau, counts, G, P_s):
+    """Every face's maximiser that stays on its face: [(ratio, w, S, F)], largest ratio first."""
+    out = []
     for S, F in _faces(len(counts)):
         w = _face_direction(tau, counts, G, S, F)
         if w is not None:
-            val = _ratio(tau, counts, G, P_s, w)
-            if val > best:
-                best, arg = val, w
-    return best, arg
+            out.append((_ratio(tau, counts, G, P_s, w), w, S, F))
+    out.sort(key=lambda o: -o[0])
+    return out
 
 
 @dataclass(frozen=True)
@@ -279,13 +284,7 @@ class _Problem:
 
     def margin(self, tau):
         """All valid face maximisers (ratio, w, S, F), largest ratio first."""
-        out = []
-        for S, F in _faces(self.k):
-            w = _face_direction(tau, self.counts, self.G, S, F)
-            if w is not None:
-                out.append((_ratio(tau, self.counts, self.G, self.P_s, w), w, S, F))
-        out.sort(key=lambda o: -o[0])
-        return out
+        return _face_maxima(tau, self.counts, self.G, self.P_s)
 
     def outlier_terms(self, tau, faces):
         """Per face: w (k,) and the output of unit strength sigma^2 = 1,
