@@ -455,12 +455,14 @@ def solve_relu_block(
     quad_nodes       Gauss-Hermite nodes per class field (``quad_nodes^rank(q)`` points);
                      ``quadrature_error`` reports the change of M_c with 1.5x as many.
 
-    Algorithm: a log-barrier interior point on the convex problem over t with the exact
-    ``lambda*(t) <= 1`` (:func:`block_stability_margin`; damped Newton per barrier weight), the bulk
-    maximum by multi-start BFGS and Newton; the faces within 1e-3 of marginal carry outliers,
-    their strengths from the output constraint (non-negative least squares); then Newton on the
-    KKT system (output constraint, marginality of the active faces). Checked: lambda* <= 1 +
-    1e-8, a_0 the global maximum found, strengths >= 0, residual <= atol.
+    Algorithm: a log-barrier interior point on the convex problem over t with one barrier term
+    per single-class outlier constraint (as ``solve_relu_toy``; damped Newton per barrier
+    weight), the bulk maximum by multi-start BFGS and Newton; the faces of the exact margin
+    (:func:`block_stability_margin`) within 1e-3 of marginal carry outliers, their strengths from
+    the output constraint (non-negative least squares); then Newton on the KKT system (output
+    constraint, marginality of the active faces). Checked: lambda* <= 1 + 1e-8 (so an optimum
+    that needs multi-class outliers, e.g. at y- = +1/2, is reported unconverged), a_0 the global
+    maximum found, strengths >= 0, residual <= atol.
     """
     K = as_psd_matrix("K", K)
     Y = as_float_matrix("Y", Y)
