@@ -234,6 +234,9 @@ def _stochastic_calls():
                               lambda: S.split_pentominoes(10, generator=None)),
         "orthogonal_toy_task": (lambda: S.orthogonal_toy_task(4, 6, seed=3),
                                 lambda: S.orthogonal_toy_task(4, 6, seed=None)),
+        "class_correlated_toy_task": (
+            lambda: S.class_correlated_toy_task(4, 8, 0.1 * np.eye(3), seed=3),
+            lambda: S.class_correlated_toy_task(4, 8, 0.1 * np.eye(3), seed=None)),
         "hermite_target_data": (lambda: S.hermite_target_data(4, 3, generator=_gen()),
                                 lambda: S.hermite_target_data(4, 3, generator=None)),
         "TiltedProposal.sample": (lambda: S.TiltedProposal(1.0, 4).sample(10, seed=2),
