@@ -115,6 +115,9 @@ def test_laplace_bulk_on_orthonormal_inputs_is_the_toy_theory():
         np.testing.assert_allclose(sol.outlier_readouts[i], toy.outlier_readouts[j], atol=1e-8)
     np.testing.assert_allclose(sol.bulk_readout_covariance, toy.bulk_readout_covariance,
                                rtol=1e-5)
+    grid = np.linspace(-0.3, 0.5, 9)
+    np.testing.assert_allclose(sol.bulk_readout_density(grid, 0), toy.bulk_readout_density(grid, 0),
+                               rtol=1e-5)
 
 
 def test_outlier_only_limit_matches_the_general_data_solver():

@@ -235,6 +235,18 @@ class ReLUBlockSolution(SolverStatus):
     def n_outliers(self) -> int:
         return int(self.outlier_readouts.shape[0])
 
+    def bulk_readout_density(self, a, r):
+        """Laplace density of the bulk readout component a^r: a Gaussian around a_0^r with the
+        variance ``bulk_readout_covariance[r, r]`` (as ``ReLUToySolution.bulk_readout_density``)."""
+        r = check_int("r", r, minimum=0)
+        if r >= self.a0.size:
+            raise ValueError(f"r must be in 0..{self.a0.size - 1}, got {r}")
+        if self.bulk == "none":
+            raise ValueError("bulk_readout_density needs a bulk (this solution has bulk='none')")
+        a = as_float_array("a", a)
+        var = self.bulk_readout_covariance[r, r]
+        return (np.exp(-0.5 * (a - self.a0[r]) ** 2 / var) / np.sqrt(2 * np.pi * var))[()]
+
     def outlier_output(self) -> np.ndarray:
         """(k, m): the outliers' part of the mean output, ``sum_i relu(zbar_ic) abar_i``."""
         return np.maximum(self.outlier_class_preactivations, 0.0).T @ self.outlier_readouts
@@ -261,7 +273,7 @@ class _Problem:
         if self.bulk is None:
             return 0.0, np.zeros((self.k, self.m)), np.zeros(self.m)
         if local and self.bulk.a_prev is not None:  # continuation of the last maximum
-            a0 = self.bulk._newton(self.bulk.a_prev, tau)
+            a0 = self.bulk.polish(self.bulk.a_prev, tau)
             if a0 is not None:
                 val, _, M = self.bulk.exponent(a0, tau)
                 return float(val[0]), M[0][:, None] * a0[None, :], a0

@@ -17,10 +17,10 @@ is ``Z(h) = E_g exp(sum_c n_c psi_s(h_c, g_c, s_c))`` with class fields g ~ N(0,
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from scipy import optimize, special
+
+from ._deep_middle import _product_rule
 
 __all__: list[str] = []
 
@@ -41,14 +41,6 @@ def _psi_shifted(h, g, s):
     return log_sum, (g + h * s) * p + sig * dens
 
 
-def _gauss_hermite(nodes, dim):
-    """Product Gauss-Hermite rule for E over N(0, I_dim): (points (n, dim), log weights (n,))."""
-    x, w = np.polynomial.hermite.hermgauss(nodes)
-    pts = np.sqrt(2.0) * np.array(list(itertools.product(x, repeat=dim)), ndmin=2)
-    logw = np.log(np.array(list(itertools.product(w, repeat=dim)), ndmin=2)).sum(axis=1)
-    return pts.reshape(logw.size, dim), logw - 0.5 * dim * np.log(np.pi)
-
-
 class _BlockBulk:
     """``log Z(h)`` and the tilted mean activations M_c of the class-block bulk integral by a
     product Gauss-Hermite rule (``nodes`` per dimension) over the class fields g ~ N(0, q) on
@@ -58,7 +50,7 @@ class _BlockBulk:
         self.counts, self.s, self.P_s = np.asarray(counts, float), s, P_s
         lam, V = np.linalg.eigh(q)
         keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), float(s.max()))
-        eta, self.logw = _gauss_hermite(nodes, int(keep.sum()))
+        eta, self.logw = _product_rule(nodes, int(keep.sum()))
         self.G = eta @ (V[:, keep] * np.sqrt(lam[keep])).T  # (n_g, k) class fields
         self.a_prev = None
 
@@ -98,7 +90,7 @@ class _BlockBulk:
             res = optimize.minimize(lambda x: tuple(-np.squeeze(v) for v in
                                                     self.exponent(x, t)[:2]),
                                     a, jac=True, method="BFGS", options={"gtol": 1e-9})
-            a = self._newton(res.x, t)
+            a = self.polish(res.x, t)
             if a is None or any(np.max(np.abs(a - f[0])) < 1e-6 for f in found):
                 continue
             val, _, M = self.exponent(a, t)
@@ -116,7 +108,9 @@ class _BlockBulk:
         Hs = (grads[:m] - grads[m:]) / (2 * eps)
         return 0.5 * (Hs + Hs.T)
 
-    def _newton(self, a, t):
+    def polish(self, a, t):
+        """Newton from a to a maximum of g (gradient below 1e-10; at most 8 steps), or None when
+        the Hessian is not negative definite on the way or the gradient stays above 1e-8."""
         for _ in range(8):
             grad = self.exponent(a, t)[1][0]
             if np.max(np.abs(grad)) < 1e-10:

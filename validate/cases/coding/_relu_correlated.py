@@ -54,12 +54,7 @@ class _BlockView:
         self.outlier_preactivations = z.max(axis=1)
         self.outlier_strength = np.zeros(z.shape[1])
         self.outlier_strength[self.outlier_classes] = self.outlier_preactivations**2
-        self._cov = sol.bulk_readout_covariance
-
-    def bulk_readout_density(self, a, r):
-        """Laplace Gaussian of the bulk readout component r around a_0."""
-        var = self._cov[r, r]
-        return np.exp(-0.5 * (a - self.a0[r]) ** 2 / var) / np.sqrt(2 * np.pi * var)
+        self.bulk_readout_density = sol.bulk_readout_density
 
 
 @register_case(
