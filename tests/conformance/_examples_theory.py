@@ -261,7 +261,7 @@ E["theory.block_stability_margin"] = ex(
 )
 E["theory.solve_relu_block"] = ex(
     lambda t: dict(K=_BLOCK_K, Y=_toy_targets()[_BLOCK_LAB], sigma_a2=1.0 / 12, T=0.0,
-                   bulk="none", atol=1e-9, maxiter=3, quad_nodes=4),
+                   bulk="none", atol=1e-9, maxiter=3, quad_nodes=4, readout_nodes=3),
     K="psd_matrix",
     Y="matrix",
     sigma_a2="pos_float",
@@ -270,6 +270,7 @@ E["theory.solve_relu_block"] = ex(
     atol="pos_float",
     maxiter="pos_int",
     quad_nodes="pos_int",
+    readout_nodes="pos_int",
 )
 E["theory.solve_relu_toy"] = ex(
     lambda t: dict(ratios=[0.5, 0.5], class_targets=[[1.0], [-1.0]], P=None),

@@ -39,6 +39,11 @@ strengths are the multipliers of the active constraints. For s = 1, q = 0, P_s =
 n_c = rho_c P it is exactly the toy theory (``solve_relu_toy``). Restricting the outliers to
 class-constant preactivations is the symmetric ansatz; the exact maximisation over w is
 :func:`block_stability_margin`.
+
+The maximum over a is the P_s -> infinity (Laplace) bulk. At finite P_s the N -> infinity
+theory keeps the bulk neurons' whole readout law ``p(a) ∝ exp(g(a))`` [OURS]: the bulk value
+``max_a g`` becomes ``W(t) = log int exp(g(a)) da`` (still convex in t) and the bulk output
+``M_c(t a_0) a_0`` becomes ``E[M_c(t a) a]`` (``bulk="readout_law"``).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import linalg
 
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import (
@@ -60,7 +65,7 @@ from ..checks import (
 )
 from ._problem import _check_labels
 from ._relu_block_bulk import _BlockBulk
-from ._toy_core import _newton_lstsq
+from ._relu_block_stages import _barrier, _kkt_newton, _readout_law_stage, _strengths
 
 __all__ = ["ReLUBlockSolution", "block_stability_margin", "class_block_kernel",
            "solve_relu_block"]
@@ -194,19 +199,24 @@ class ReLUBlockSolution(SolverStatus):
     ----------
     t : (k, m)                  conjugate field on class c (row c), as in ``solve_relu_toy``.
     a0 : (m,)                   bulk readout at the maximum of the bulk exponent g (the
-                                P -> infinity bulk readout; zeros for ``bulk="none"``).
+                                P -> infinity bulk readout); for ``bulk="readout_law"`` the mean
+                                E[a] of the readout law; zeros for ``bulk="none"``.
     bulk_h : (k,)               tilts t_c . a_0.
-    bulk_mean_activation : (k,) M_c(t a_0): <relu(z_mu)> of a bulk neuron with readout a_0.
-    bulk_readout_covariance : (m, m)  (-Hess g(a_0))^-1, the Laplace width of the bulk readouts.
+    bulk_mean_activation : (k,) M_c(t a_0): <relu(z_mu)> of a bulk neuron with readout a_0
+                                (``readout_law``: E[M_c(t a)] over the law).
+    bulk_readout_covariance : (m, m)  (-Hess g(a_0))^-1, the Laplace width of the bulk readouts
+                                (``readout_law``: the law's covariance).
     bulk_output : (k, m)        the bulk's part of the mean output on class c, ``M_c a_0``
-                                (0 for ``bulk="none"``).
+                                (``readout_law``: E[M_c(t a) a]; 0 for ``bulk="none"``).
     outlier_class_preactivations : (n_o, k)  sqrt(N)-scaled zbar of each outlier on each class
                                 (negative where it is silent; 0 on its boundary).
     outlier_readouts : (n_o, m) sqrt(N)-scaled readouts abar = t^T relu(zbar) / P_s.
     stability_margin : float    lambda* (:func:`block_stability_margin`; 1 with outliers).
     bulk_gap : float            the best other local maximum of g minus g(a_0) (< 0: a_0 is the
-                                global maximum; -inf: none found).
-    quadrature_error : float    max change of M_c with 1.5x the Gauss-Hermite nodes.
+                                global maximum; -inf: none found; ``readout_law``: minus the
+                                global maximum).
+    quadrature_error : float    max change of M_c (``readout_law``: and of the bulk output) with
+                                1.5x the Gauss-Hermite nodes.
     residuals : dict            "output", "marginality" (max-abs).
     counts, s, q, class_targets, sigma_a2, T, bulk : the problem.
     """
@@ -236,8 +246,10 @@ class ReLUBlockSolution(SolverStatus):
         return int(self.outlier_readouts.shape[0])
 
     def bulk_readout_density(self, a, r):
-        """Laplace density of the bulk readout component a^r: a Gaussian around a_0^r with the
-        variance ``bulk_readout_covariance[r, r]`` (as ``ReLUToySolution.bulk_readout_density``)."""
+        """Gaussian density of the bulk readout component a^r around a_0^r with the variance
+        ``bulk_readout_covariance[r, r]``: the Laplace density (as
+        ``ReLUToySolution.bulk_readout_density``), or for ``bulk="readout_law"`` the Gaussian
+        with the law's mean and variance."""
         r = check_int("r", r, minimum=0)
         if r >= self.a0.size:
             raise ValueError(f"r must be in 0..{self.a0.size - 1}, got {r}")
@@ -256,7 +268,9 @@ class ReLUBlockSolution(SolverStatus):
         return self.bulk_output + self.outlier_output()
 
 
-_BULK = ("laplace", "none")
+_BULK = ("laplace", "readout_law", "none")
+_LAW_MODE_GAP = 20.0  # a second maximum of g within this of the peak invalidates the law's rule
+_LAW_QUAD_TOL = 1e-2  # largest accepted change of E[M_c] and E[M_c a] with 1.5x the nodes
 
 
 class _Problem:
@@ -265,13 +279,19 @@ class _Problem:
         self.k, self.m = Yc.shape
         self.G = _gram(self.counts, s, q)
         self.bulk = None if bulk == "none" else _BlockBulk(counts, s, q, P_s, nodes)
+        self.grid = None  # (centre, chol, nodes) of the readout-law rule once it is frozen
 
     def bulk_part(self, tau, local=False):
-        """(value, output B (k, m), a_0) of the bulk at t (a_0 the best maximum found by
-        :meth:`_BlockBulk.maxima`; ``local``: Newton from the last a_0, for the finite-difference
-        probes of the barrier's Hessian); None without a maximum."""
+        """(value, output B (k, m), a_0) of the bulk at t. Before the readout-law rule is frozen
+        (and always for ``bulk="laplace"``): a_0 the best maximum found by
+        :meth:`_BlockBulk.maxima` (``local``: Newton from the last a_0, for the finite-difference
+        probes of the barrier's Hessian), value g(a_0), B = M a_0; None without a maximum. With
+        ``self.grid`` set: value W(t), B = E[M a] and a_0 = E[a] on that fixed rule."""
         if self.bulk is None:
             return 0.0, np.zeros((self.k, self.m)), np.zeros(self.m)
+        if self.grid is not None:
+            law = self.bulk.readout_law(tau, *self.grid)
+            return law["W"], law["B"], law["mean"]
         if local and self.bulk.a_prev is not None:  # continuation of the last maximum
             a0 = self.bulk.polish(self.bulk.a_prev, tau)
             if a0 is not None:
@@ -326,99 +346,6 @@ class _Problem:
         return np.concatenate([out.ravel(), marg])
 
 
-def _single_class_factors(prob):
-    """kappa_c with ``lambda_c(t) = kappa_c |t_c|^2`` the largest ratio of a single-class
-    outlier of class c (w_c = 1, w_F < 0 on a set F of other classes where that lowers w^T G w,
-    0 elsewhere): fixed directions, so each constraint is a convex quadratic in t_c."""
-    k, G = prob.k, prob.G
-    kappa = np.empty(k)
-    for c in range(k):
-        best = G[c, c]
-        others = [j for j in range(k) if j != c]
-        for size in range(1, k):
-            for F in itertools.combinations(others, size):
-                F = list(F)
-                wF = -np.linalg.solve(G[np.ix_(F, F)], G[F, c])
-                if np.all(wF < 0):
-                    best = min(best, G[c, c] + G[c, F] @ wF)
-        kappa[c] = prob.counts[c] ** 2 / (prob.P_s * best)
-    return kappa
-
-
-def _barrier(prob, tau, mus, maxiter):
-    """Log-barrier interior point on the single-class outlier constraints (as
-    ``solve_relu_toy``): damped Newton on ``objective(t) / P - mu sum_c log(1 - lambda_c(t))``
-    for each barrier weight mu in turn (a t outside, or without a bulk maximum, is rejected);
-    outliers on several classes are judged afterwards by the exact lambda*. Newton works on
-    ``x_c = t_c / d_c`` with ``d_c = kappa_c^(-1/2)`` (the size of a marginal single-class t_c)
-    and on the objective over P, so that both are of order one."""
-    k, m = prob.k, prob.m
-    kappa = _single_class_factors(prob)
-    d = 1.0 / np.sqrt(kappa)[:, None]
-    P = float(prob.counts.sum())
-
-    def obj(x, mu, probe=False):
-        t = x.reshape(k, m) * d
-        slack = 1.0 - kappa * np.sum(t * t, axis=1)
-        fg = prob.objective(t, local=probe) if np.all(slack > 0) else None
-        if fg is None:
-            return np.inf, np.zeros_like(x)
-        grad = fg[1] / P + mu * (2.0 * kappa / slack)[:, None] * t
-        return fg[0] / P - mu * np.sum(np.log(slack)), (grad * d).ravel()
-
-    x, nit = (tau / d).ravel(), 0
-    for mu in mus:
-        x, n = _damped_newton(lambda z, probe=False, mu=mu: obj(z, mu, probe), x, maxiter)
-        nit += n
-    return x.reshape(k, m) * d, nit
-
-
-def _damped_newton(fg, x, maxiter, eps=1e-6):
-    """Minimise a smooth convex f (``fg(x, probe) -> (f, grad)``, f = inf outside its domain;
-    ``probe`` marks the finite-difference points of the Hessian) by
-    Newton steps with a finite-difference Hessian of the gradient (its eigenvalues floored at
-    1e-6 times the largest: at y- = -1/2 and T = 0 t has flat gauge directions), steps of at most
-    0.5 (max-abs) and backtracking that stays inside the domain; stops when the Newton decrement
-    is below 1e-14 or after ``maxiter`` steps. Returns (x, steps)."""
-    f, g = fg(x)
-    n = x.size
-    for it in range(maxiter):
-        H = np.empty((n, n))
-        for i in range(n):
-            e = np.zeros(n)
-            e[i] = eps
-            H[:, i] = (fg(x + e, True)[1] - fg(x - e, True)[1]) / (2 * eps)
-        H = 0.5 * (H + H.T)
-        ev = np.linalg.eigvalsh(H)
-        floor = 1e-6 * max(float(ev[-1]), 1e-12)  # flat (gauge) directions of t: regularised
-        if ev[0] < floor:
-            H = H + (floor - ev[0]) * np.eye(n)
-        step = -np.linalg.solve(H, g)
-        step *= min(1.0, 0.5 / max(float(np.max(np.abs(step))), 1e-300))  # trust radius 0.5
-        dec = -float(g @ step)
-        if dec < 1e-14:
-            return x, it
-        alpha = 1.0
-        while alpha > 1e-12:
-            fn, gn = fg(x + alpha * step)
-            if np.isfinite(fn) and fn <= f - 0.25 * alpha * dec:
-                break
-            alpha *= 0.5
-        else:
-            return x, it
-        x, f, g = x + alpha * step, fn, gn
-    return x, maxiter
-
-
-def _strengths(prob, tau, B, faces):
-    """Non-negative outlier strengths sigma^2 from the output constraint (least squares)."""
-    terms = prob.outlier_terms(tau, faces) or []
-    target = (prob.Yc - prob.T * tau - B).ravel()
-    if not terms:
-        return np.zeros(0)
-    return optimize.nnls(np.stack([u.ravel() for _, u in terms], axis=1), target)[0]
-
-
 def _class_targets(Y):
     """(labels, Yc): class of input mu = argmax_r Y[mu, r], one target row per class."""
     labels = np.argmax(Y, axis=1)
@@ -443,7 +370,8 @@ def solve_relu_block(
     atol: float = 1e-9,
     maxiter: int = 100,
     mu_schedule=(1e-1, 1e-2, 1e-3, 1e-4, 1e-6),
-    quad_nodes: int = 16,
+    quad_nodes: int = 10,
+    readout_nodes: int = 7,
     throw: bool = False,
 ) -> ReLUBlockSolution:
     """Bulk plus outliers of a ReLU feature layer on a class-block kernel (notes §5.2 [RECON],
@@ -461,11 +389,19 @@ def solve_relu_block(
     T                rescaled temperature (output constraint ``y_c - T t_c``).
     bulk             "laplace" (default): every bulk neuron at the maximum a_0 of the bulk
                      exponent (the notes' bulk, exact as P_s -> infinity; with K = I, P_s = P and
-                     n_c = rho_c P this is ``solve_relu_toy``); "none": outliers only.
+                     n_c = rho_c P this is ``solve_relu_toy``); "readout_law": the bulk
+                     neurons' whole readout law ``p(a) ∝ exp(g(a))`` at finite P_s [OURS] (the
+                     bulk value is ``log int exp(g(a)) da``, its output ``E[M_c(t a) a]``; a_0,
+                     ``bulk_mean_activation`` and ``bulk_readout_covariance`` are the law's mean,
+                     E[M_c] and covariance; it tends to "laplace" as P_s -> infinity);
+                     "none": outliers only.
     atol, maxiter    max-abs KKT residual accepted; Newton steps per barrier weight.
     mu_schedule      barrier weights of the interior-point stage (as in ``solve_relu_toy``).
     quad_nodes       Gauss-Hermite nodes per class field (``quad_nodes^rank(q)`` points);
-                     ``quadrature_error`` reports the change of M_c with 1.5x as many.
+                     ``quadrature_error`` reports the change of M_c (and, for "readout_law",
+                     of the bulk output) with 1.5x as many nodes in every rule.
+    readout_nodes    Gauss-Hermite nodes per output of the rule over the readout a
+                     (``bulk="readout_law"`` only; ``readout_nodes^m`` points).
 
     Algorithm: a log-barrier interior point on the convex problem over t with one barrier term
     per single-class outlier constraint (as ``solve_relu_toy``; damped Newton per barrier
@@ -474,7 +410,11 @@ def solve_relu_block(
     the output constraint (non-negative least squares); then Newton on the KKT system (output
     constraint, marginality of the active faces). Checked: lambda* <= 1 + 1e-8 (so an optimum
     that needs multi-class outliers, e.g. at y- = +1/2, is reported unconverged), a_0 the global
-    maximum found, strengths >= 0, residual <= atol.
+    maximum found, strengths >= 0, residual <= atol. For ``bulk="readout_law"`` the Laplace
+    point is the start of a second stage: Newton on the KKT system with the bulk's whole readout
+    law on a Gauss-Hermite rule centred on the law, re-centred on its mean and covariance until
+    they settle; checked in addition: no second maximum of g within 20 of the best (a rule around
+    one mode would miss it).
     """
     K = as_psd_matrix("K", K)
     Y = as_float_matrix("Y", Y)
@@ -490,6 +430,7 @@ def solve_relu_block(
     atol = check_pos_float("atol", atol)
     maxiter = check_int("maxiter", maxiter, minimum=1)
     quad_nodes = check_int("quad_nodes", quad_nodes, minimum=2)
+    readout_nodes = check_int("readout_nodes", readout_nodes, minimum=2)
     mus = tuple(check_pos_float("mu_schedule", v) for v in mu_schedule)
     if not mus:
         raise ValueError("mu_schedule must contain at least one barrier weight")
@@ -504,13 +445,11 @@ def solve_relu_block(
     sig2 = _strengths(prob, tau, B, active)
     active = [f for f, v in zip(active, sig2, strict=True) if v > 1e-12]
     x0 = np.concatenate([tau.ravel(), sig2[sig2 > 1e-12]])
-
-    def fun(x):
-        F = prob.kkt(x, active)
-        return F, optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True), 1e-7)
-
-    x, _, nfev = _newton_lstsq(fun, x0, atol)
+    x, nfev = _kkt_newton(prob, x0, active, atol)
     nit += nfev
+    if bulk == "readout_law":
+        x, nfev = _readout_law_stage(prob, x, active, atol, readout_nodes)
+        nit += nfev
     F = prob.kkt(x, active)
     tau, sig2 = x[:k * m].reshape(k, m), x[k * m:]
     return _finish(prob, tau, sig2, active, F, nit, atol, throw,
@@ -523,16 +462,27 @@ def _finish(prob, tau, sig2, active, F, nit, atol, throw, pb):
     a0, B = np.zeros(m), np.zeros((k, m))
     M, cov = np.zeros(k), np.zeros((m, m))
     bulk_gap, quad_err = -np.inf, 0.0
+    law_mode = prob.mode == "readout_law"
     if part is not None and prob.bulk is not None:
         _, B, a0 = part
-        g0, _, M = prob.bulk.exponent(a0, tau)
-        M = M[0]
-        cov = np.linalg.inv(-prob.bulk.hessian(a0, tau))
-        others = [f[1] for f in prob.bulk.maxima(tau, extra=(a0,))
-                  if np.max(np.abs(f[0] - a0)) > 1e-6]
-        bulk_gap = float(max(others) - g0[0]) if others else -np.inf
+        found = prob.bulk.maxima(tau, extra=(a0,))
+        a_max = found[0][0] if (law_mode and found) else a0  # the law's mode / Laplace a_0
+        g0 = float(prob.bulk.exponent(a_max, tau)[0][0])
+        others = [f[1] for f in found if np.max(np.abs(f[0] - a_max)) > 1e-6]
+        bulk_gap = float(max(others) - g0) if others else -np.inf
         fine = _BlockBulk(pb["counts"], pb["s"], pb["q"], prob.P_s, int(np.ceil(1.5 * pb["nodes"])))
-        quad_err = float(np.max(np.abs(fine.log_z(tau @ a0)[1][0] - M)))
+        fine.shifts = prob.bulk.shifts
+        if law_mode and prob.grid is not None:
+            law = prob.bulk.readout_law(tau, *prob.grid)
+            M, cov = law["M"], law["cov"]
+            centre, chol, n_a = prob.grid
+            law_fine = fine.readout_law(tau, centre, chol, int(np.ceil(1.5 * n_a)))
+            quad_err = float(max(np.max(np.abs(law_fine["M"] - M)),
+                                 np.max(np.abs(law_fine["B"] - B))))
+        else:
+            M = prob.bulk.exponent(a0, tau)[2][0]
+            cov = np.linalg.inv(-prob.bulk.hessian(a0, tau))
+            quad_err = float(np.max(np.abs(fine.log_z(tau @ a0)[1][0] - M)))
     lam, _ = block_stability_margin(tau, pb["counts"], pb["s"], pb["q"], sigma_a2=1 / prob.P_s)
     terms = prob.outlier_terms(tau, active) or []
     W = np.array([w for w, _ in terms]).reshape(-1, k)
@@ -551,7 +501,19 @@ def _finish(prob, tau, sig2, active, F, nit, atol, throw, pb):
         problems.append(f"negative outlier strength {sig2.min():.3g}")
     if lam > 1.0 + 1e-8:
         problems.append(f"readout integral unstable (lambda* = {lam:.8f} > 1)")
-    if bulk_gap > 1e-9:
+    if law_mode and part is not None and prob.grid is None:
+        problems.append("the readout-law stage did not start: the bulk exponent's Hessian at a_0 "
+                        "is not negative definite (use bulk='laplace')")
+    if law_mode and prob.grid is not None and quad_err > _LAW_QUAD_TOL:
+        problems.append(f"bulk quadrature error {quad_err:.1e} > {_LAW_QUAD_TOL:g}: the readout "
+                        f"law is not resolved (at small P_s = 1/sigma_a2 its tail reaches out to "
+                        f"the outliers); raise readout_nodes (now {prob.grid[2]}), or use "
+                        f"bulk='laplace'")
+    if law_mode and bulk_gap > -_LAW_MODE_GAP:
+        problems.append(f"the bulk readout law has a second mode (local maximum of g "
+                        f"{-bulk_gap:.3g} below the peak, < {_LAW_MODE_GAP:g}), which a rule "
+                        f"around one mode misses (use bulk='laplace')")
+    elif bulk_gap > 1e-9:
         problems.append(f"a_0 is not the global maximum of the bulk exponent (gap "
                         f"{bulk_gap:.3g})")
     ok = not problems

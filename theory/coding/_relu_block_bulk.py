@@ -12,7 +12,10 @@ is ``Z(h) = E_g exp(sum_c n_c psi_s(h_c, g_c, s_c))`` with class fields g ~ N(0,
 * ``log Z(h)`` and ``M_c(h) = <relu(z_mu)>`` (mu in class c) by a product Gauss-Hermite rule over
   the prior of g (:class:`_BlockBulk`);
 * the bulk exponent ``g(a) = -P_s |a|^2/2 + log Z(t a)`` and its maximum a_0, the bulk readout
-  of the notes (exact as P_s -> infinity; for L = 1, P_s = P).
+  of the notes (exact as P_s -> infinity; for L = 1, P_s = P);
+* the whole bulk readout law ``p(a) ∝ exp(g(a))`` at finite P_s [OURS]: ``W(t) = log int
+  exp(g(a)) da`` and its moments (:meth:`_BlockBulk.readout_law`), by a Gauss-Hermite product
+  rule over a centred on the law.
 """
 
 from __future__ import annotations
@@ -50,22 +53,35 @@ class _BlockBulk:
         self.counts, self.s, self.P_s = np.asarray(counts, float), s, P_s
         lam, V = np.linalg.eigh(q)
         keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), float(s.max()))
-        eta, self.logw = _product_rule(nodes, int(keep.sum()))
-        self.G = eta @ (V[:, keep] * np.sqrt(lam[keep])).T  # (n_g, k) class fields
+        self.eta, self.logw = _product_rule(nodes, int(keep.sum()))
+        self.Lq = V[:, keep] * np.sqrt(lam[keep])  # q = Lq Lq^T on its range
+        self.G = self.eta @ self.Lq.T  # (n_g, k) class fields
+        self.shifts = 0  # mean shifts of the field rule per tilt (see log_z)
         self.a_prev = None
 
     def log_z(self, H):
-        """(log Z (n,), M (n, k)) for tilts H (n, k)."""
+        """(log Z (n,), M (n, k)) for tilts H (n, k). With ``self.shifts`` = s > 0 the rule over
+        the class fields is moved, per tilt, s times onto the tilted mean of the fields
+        (``g = Lq (u + eta)``, weights times the prior ratio ``exp(-u.eta - |u|^2/2)``): a large
+        tilt moves the integrand's mass by about ``q (n h)``, many prior widths, where a rule
+        on the prior alone does not resolve it."""
         H = np.atleast_2d(H)
         lz = np.empty(H.shape[0])
         M = np.empty(H.shape)
         step = max(1, _CHUNK // (self.G.size + 1))
         for i in range(0, H.shape[0], step):
             h = H[i:i + step, None, :]
-            psi, Mg = _psi_shifted(h, self.G[None], self.s)  # (b, n_g, k)
-            ell = self.logw + psi @ self.counts
-            lz[i:i + step] = special.logsumexp(ell, axis=1)
-            wt = np.exp(ell - lz[i:i + step, None])
+            u = np.zeros((h.shape[0], self.eta.shape[1]))
+            for it in range(self.shifts + 1):
+                G = self.G[None] + (u @ self.Lq.T)[:, None, :]
+                psi, Mg = _psi_shifted(h, G, self.s)  # (b, n_g, k)
+                ell = (self.logw - u @ self.eta.T - 0.5 * np.sum(u * u, axis=1)[:, None]
+                       + psi @ self.counts)
+                lzb = special.logsumexp(ell, axis=1)
+                wt = np.exp(ell - lzb[:, None])
+                if it < self.shifts:
+                    u = u + wt @ self.eta
+            lz[i:i + step] = lzb
             M[i:i + step] = np.einsum("bn,bnk->bk", wt, Mg)
         return lz, M
 
@@ -99,6 +115,28 @@ class _BlockBulk:
         if found:
             self.a_prev = found[0][0]
         return found
+
+    def readout_law(self, t, centre, chol, nodes):
+        """The bulk readout law ``p(a) ∝ exp(g(a))`` on the rule ``a = centre + chol xi`` (xi the
+        ``nodes``-point Gauss-Hermite product rule of a standard normal in m dimensions; exact for
+        a Gaussian law with that mean and Cholesky factor). Returns a dict: ``W = log int
+        exp(g(a)) da`` (whose gradient in t_c is ``n_c E[M_c(t a) a]``), ``B`` (k, m) =
+        ``E[M_c(t a) a]`` (the bulk's part of the output on class c), ``mean`` (m,) = E[a],
+        ``M`` (k,) = E[M_c(t a)] (the mean activation of a bulk neuron), ``cov`` (m, m) = Cov[a]
+        and ``max_weight``, the largest normalised node weight (near 1: the rule does not
+        resolve the law)."""
+        m = t.shape[1]
+        xi, logw = _product_rule(nodes, m)
+        A = centre + xi @ chol.T
+        val, _, M = self.exponent(A, t)
+        ell = logw + 0.5 * np.sum(xi * xi, axis=1) + val
+        W = float(special.logsumexp(ell)) + float(np.sum(np.log(np.abs(np.diag(chol))))) \
+            + 0.5 * m * np.log(2.0 * np.pi)
+        wt = np.exp(ell - special.logsumexp(ell))
+        mean = wt @ A
+        dA = A - mean
+        return {"W": W, "B": np.einsum("n,nk,nm->km", wt, M, A), "mean": mean, "M": wt @ M,
+                "cov": (dA * wt[:, None]).T @ dA, "max_weight": float(wt.max())}
 
     def hessian(self, a, t, eps=1e-5):
         """Hessian of g at a by central differences of the analytic gradient (m, m)."""

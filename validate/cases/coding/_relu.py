@@ -229,7 +229,8 @@ def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
             ax = axes[1 + r]
             ax.hist(a[~out, r], bins=60, density=True, color="0.7", label="bulk readouts")
             grid = np.linspace(a[~out, r].min(), a[~out, r].max(), 200)
-            ax.plot(grid, sol.bulk_readout_density(grid, r), "C0", lw=1, label="theory (Laplace)")
+            ax.plot(grid, sol.bulk_readout_density(grid, r), "C0", lw=1,
+                    label=getattr(sol, "density_label", "theory (Laplace)"))
             ax.axvline(sol.a0[r], color="C0", ls="--", lw=1.5, label="theory a_0")
             ax.set_xlabel(f"bulk readout a^{r}")
         axes[1].legend(frameon=False, fontsize=7)
@@ -447,7 +448,8 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
         se = _chain_se(ba)
         th = sol.bulk_mean_activation[c]
         qs.append(compare(
-            f"bulk mean activation <relu(z)> on class {c} = M(t_c.a_0)", th, float(ba.mean()),
+            f"bulk mean activation <relu(z)> on class {c} = "
+            f"{getattr(sol, 'activation_name', 'M(t_c.a_0)')}", th, float(ba.mean()),
             stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th), mixing=ba,
             note=note_rel + " The O(1/P) spread of bulk readouts (and so of h_c) is in 3/N."))
     z_last = post.preactivations(run.state.theta)[-1][0]
