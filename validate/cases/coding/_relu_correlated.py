@@ -21,10 +21,10 @@ activation on class c depends on the neuron's readout through the class field (t
 ~ n_c q t_c . a), so the spread of the bulk readouts (sd ~0.12-0.15 at P = 100) is amplified. Its
 first run with the Laplace bulk (2026-11-28, seed 0) found the sampled bulk activations 27-30 %
 above that theory (0.50-0.52 against 0.40) and the outliers' z̄ 1.3-1.5 % below it; against the
-readout law the sampled activations are 6-9 % below (0.553-0.556) and z̄ 0.9-1.3 % above, and a
-run at N = 200
-(same P, seed, sampler) moved the samples half-way towards the law (finite-width offsets
-~1/N; docs/coding_relu.md).
+readout law the sampled activations are 6-9 % below (0.553-0.556) and z̄ 0.9-1.3 % above. Runs
+at N = 200 and 400 (same P, seed, sampler) moved the samples towards the law, and a fit
+x_inf + b/N through the three widths agrees with it within 2 SE on activations, z̄ and readouts
+(finite-width offsets ~1/N; docs/coding_relu.md).
 
 In the full suite, not the quick one: the bulk activations still disagree at N = 100, and the
 quick suite's exit status should not hang on that open question.
