@@ -451,7 +451,8 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
             f"bulk mean activation <relu(z)> on class {c} = "
             f"{getattr(sol, 'activation_name', 'M(t_c.a_0)')}", th, float(ba.mean()),
             stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th), mixing=ba,
-            note=note_rel + " The O(1/P) spread of bulk readouts (and so of h_c) is in 3/N."))
+            note=note_rel + getattr(sol, "spread_note", " The O(1/P) spread of bulk readouts "
+                                                         "(and so of h_c) is in 3/N.")))
     z_last = post.preactivations(run.state.theta)[-1][0]
     acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
     prior_ula = cfg.get("prior_sampler", "ula") == "ula"

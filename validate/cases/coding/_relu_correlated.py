@@ -62,6 +62,7 @@ class _BlockView:
         self.bulk_readout_density = sol.bulk_readout_density
         self.density_label = "theory (readout law: its mean and sd)"
         self.activation_name = "E[M(t_c.a)] over the bulk readout law"
+        self.spread_note = " The spread of the bulk readouts is in the theory (its readout law)."
 
 
 @register_case(
