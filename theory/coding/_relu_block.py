@@ -65,7 +65,13 @@ from ..checks import (
 )
 from ._problem import _check_labels
 from ._relu_block_bulk import _BlockBulk
-from ._relu_block_stages import _barrier, _kkt_newton, _readout_law_stage, _strengths
+from ._relu_block_stages import (
+    _LAW_SETTLE_SD,
+    _barrier,
+    _kkt_newton,
+    _readout_law_stage,
+    _strengths,
+)
 
 __all__ = ["ReLUBlockSolution", "block_stability_margin", "class_block_kernel",
            "solve_relu_block"]
@@ -280,6 +286,7 @@ class _Problem:
         self.G = _gram(self.counts, s, q)
         self.bulk = None if bulk == "none" else _BlockBulk(counts, s, q, P_s, nodes)
         self.grid = None  # (centre, chol, nodes) of the readout-law rule once it is frozen
+        self.law_shift = np.inf  # its centre's last move in sd (set by the readout-law stage)
 
     def bulk_part(self, tau, local=False):
         """(value, output B (k, m), a_0) of the bulk at t. Before the readout-law rule is frozen
@@ -504,6 +511,10 @@ def _finish(prob, tau, sig2, active, F, nit, atol, throw, pb):
     if law_mode and part is not None and prob.grid is None:
         problems.append("the readout-law stage did not start: the bulk exponent's Hessian at a_0 "
                         "is not negative definite (use bulk='laplace')")
+    if law_mode and prob.grid is not None and prob.law_shift >= _LAW_SETTLE_SD:
+        problems.append(f"the readout law's rule did not settle: its centre moved "
+                        f"{prob.law_shift:.1e} standard deviations in the last re-centring "
+                        f"(raise readout_nodes, or use bulk='laplace')")
     if law_mode and prob.grid is not None and quad_err > _LAW_QUAD_TOL:
         problems.append(f"bulk quadrature error {quad_err:.1e} > {_LAW_QUAD_TOL:g}: the readout "
                         f"law is not resolved (at small P_s = 1/sigma_a2 its tail reaches out to "

@@ -15,6 +15,7 @@ from ._toy_core import _newton_lstsq
 
 __all__: list[str] = []
 
+_LAW_SETTLE_SD = 1e-4  # the readout-law rule has settled when its centre moves less (sd)
 _LAW_SHIFTS = 2  # field-rule mean shifts per tilt in the readout-law stage (_BlockBulk.log_z)
 
 
@@ -114,12 +115,13 @@ def _kkt_newton(prob, x0, active, atol):
     return x, nfev
 
 
-def _readout_law_stage(prob, x, active, atol, nodes, rounds=8, tol=1e-4):
+def _readout_law_stage(prob, x, active, atol, nodes, rounds=8, tol=_LAW_SETTLE_SD):
     """From the Laplace KKT point x, the KKT point with the whole bulk readout law [OURS]: the
     bulk value W(t) = log int exp(g(a)) da and output E[M a] on a Gauss-Hermite rule centred on
     the law (first its Laplace approximation at a_0), held fixed while Newton solves the KKT
     system, then re-centred on the law's mean and covariance at the new t; stops when the centre
-    moves less than ``tol`` standard deviations (the rule that x solves stays in ``prob.grid``).
+    moves less than ``tol`` standard deviations (the rule that x solves stays in ``prob.grid``;
+    the last move is ``prob.law_shift``).
     The rule over the class fields is shifted onto the tilted mean at every readout node.
     Returns (x, function evaluations)."""
     k, m = prob.k, prob.m
@@ -134,6 +136,7 @@ def _readout_law_stage(prob, x, active, atol, nodes, rounds=8, tol=1e-4):
     except np.linalg.LinAlgError:
         return x, 0
     nit = 0
+    prob.law_shift = np.inf  # how far the law's centre moved in the last re-centring (sd)
     for _ in range(rounds):
         prob.grid = (centre, chol, nodes)
         x, nfev = _kkt_newton(prob, x, active, atol)
@@ -146,6 +149,7 @@ def _readout_law_stage(prob, x, active, atol, nodes, rounds=8, tol=1e-4):
         sd = np.sqrt(np.diag(law["cov"]))
         shift = float(np.max(np.abs(law["mean"] - centre) / sd))
         shift = max(shift, float(np.max(np.abs(new_chol - chol)) / sd.min()))
+        prob.law_shift = shift
         if shift < tol:
             break
         centre, chol = law["mean"], new_chol
