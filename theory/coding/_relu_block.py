@@ -219,8 +219,8 @@ class ReLUBlockSolution(SolverStatus):
     outlier_readouts : (n_o, m) sqrt(N)-scaled readouts abar = t^T relu(zbar) / P_s.
     stability_margin : float    lambda* (:func:`block_stability_margin`; 1 with outliers).
     bulk_gap : float            the best other local maximum of g minus g(a_0) (< 0: a_0 is the
-                                global maximum; -inf: none found; ``readout_law``: minus the
-                                global maximum).
+                                global maximum; -inf: none found; ``readout_law``, where a_0
+                                is the law's mean: minus the global maximum of g instead).
     quadrature_error : float    max change of M_c (``readout_law``: and of the bulk output) with
                                 1.5x the Gauss-Hermite nodes.
     residuals : dict            "output", "marginality" (max-abs).
