@@ -465,11 +465,12 @@ def solve_relu_block(
 
 def _finish(prob, tau, sig2, active, F, nit, atol, throw, pb):
     k, m = prob.k, prob.m
-    part = prob.bulk_part(tau)
+    law_mode = prob.mode == "readout_law"
+    law = prob.bulk.readout_law(tau, *prob.grid) if law_mode and prob.grid is not None else None
+    part = (law["W"], law["B"], law["mean"]) if law is not None else prob.bulk_part(tau)
     a0, B = np.zeros(m), np.zeros((k, m))
     M, cov = np.zeros(k), np.zeros((m, m))
     bulk_gap, quad_err = -np.inf, 0.0
-    law_mode = prob.mode == "readout_law"
     if part is not None and prob.bulk is not None:
         _, B, a0 = part
         found = prob.bulk.maxima(tau, extra=(a0,))
@@ -479,8 +480,7 @@ def _finish(prob, tau, sig2, active, F, nit, atol, throw, pb):
         bulk_gap = float(max(others) - g0) if others else -np.inf
         fine = _BlockBulk(pb["counts"], pb["s"], pb["q"], prob.P_s, int(np.ceil(1.5 * pb["nodes"])))
         fine.shifts = prob.bulk.shifts
-        if law_mode and prob.grid is not None:
-            law = prob.bulk.readout_law(tau, *prob.grid)
+        if law is not None:
             M, cov = law["M"], law["cov"]
             centre, chol, n_a = prob.grid
             law_fine = fine.readout_law(tau, centre, chol, int(np.ceil(1.5 * n_a)))

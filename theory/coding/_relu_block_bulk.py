@@ -73,10 +73,11 @@ class _BlockBulk:
             h = H[i:i + step, None, :]
             u = np.zeros((h.shape[0], self.eta.shape[1]))
             for it in range(self.shifts + 1):
-                G = self.G[None] + (u @ self.Lq.T)[:, None, :]
+                G = self.G[None] + (u @ self.Lq.T)[:, None, :] if it else self.G[None]
                 psi, Mg = _psi_shifted(h, G, self.s)  # (b, n_g, k)
-                ell = (self.logw - u @ self.eta.T - 0.5 * np.sum(u * u, axis=1)[:, None]
-                       + psi @ self.counts)
+                ell = self.logw + psi @ self.counts
+                if it:  # prior ratio of the shifted rule (u = 0 before the first shift)
+                    ell = ell - u @ self.eta.T - 0.5 * np.sum(u * u, axis=1)[:, None]
                 lzb = special.logsumexp(ell, axis=1)
                 wt = np.exp(ell - lzb[:, None])
                 if it < self.shifts:
@@ -122,21 +123,20 @@ class _BlockBulk:
         a Gaussian law with that mean and Cholesky factor). Returns a dict: ``W = log int
         exp(g(a)) da`` (whose gradient in t_c is ``n_c E[M_c(t a) a]``), ``B`` (k, m) =
         ``E[M_c(t a) a]`` (the bulk's part of the output on class c), ``mean`` (m,) = E[a],
-        ``M`` (k,) = E[M_c(t a)] (the mean activation of a bulk neuron), ``cov`` (m, m) = Cov[a]
-        and ``max_weight``, the largest normalised node weight (near 1: the rule does not
-        resolve the law)."""
+        ``M`` (k,) = E[M_c(t a)] (the mean activation of a bulk neuron) and ``cov`` (m, m) =
+        Cov[a]."""
         m = t.shape[1]
         xi, logw = _product_rule(nodes, m)
         A = centre + xi @ chol.T
         val, _, M = self.exponent(A, t)
         ell = logw + 0.5 * np.sum(xi * xi, axis=1) + val
-        W = float(special.logsumexp(ell)) + float(np.sum(np.log(np.abs(np.diag(chol))))) \
-            + 0.5 * m * np.log(2.0 * np.pi)
-        wt = np.exp(ell - special.logsumexp(ell))
+        lse = float(special.logsumexp(ell))
+        W = lse + float(np.sum(np.log(np.abs(np.diag(chol))))) + 0.5 * m * np.log(2.0 * np.pi)
+        wt = np.exp(ell - lse)
         mean = wt @ A
         dA = A - mean
         return {"W": W, "B": np.einsum("n,nk,nm->km", wt, M, A), "mean": mean, "M": wt @ M,
-                "cov": (dA * wt[:, None]).T @ dA, "max_weight": float(wt.max())}
+                "cov": (dA * wt[:, None]).T @ dA}
 
     def hessian(self, a, t, eps=1e-5):
         """Hessian of g at a by central differences of the analytic gradient (m, m)."""
