@@ -28,6 +28,7 @@ import collections
 import numpy as np
 from scipy import linalg, optimize
 
+from ._bundle_polish import polish_bundle
 from ._general_core import _ascend_to_maxima, _class_patterns, _phi_derivs
 from ._problem import _range_factor
 from ._toy_core import _distinct
@@ -434,6 +435,25 @@ def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=Fals
     return cert
 
 
+def _polish_and_certify(neuron, Y, t_c, cert, atoms, archive, certify, report):
+    """Newton on the exact equations from the codes of ``cert`` at t_c (``polish_bundle``), then
+    the full certificate at the polished centre with its codes added to the candidate atoms.
+    Returns ``(t_p, cert_p, residual)``, or None when Newton finds no root with these codes."""
+    pol = polish_bundle(neuron, Y, t_c, cert["U"], cert["Pg"])
+    if pol is None:
+        if report is not None:
+            report(f"exact polish of {len(cert['Pg'])} codes: no root (relative gap stays "
+                   f"{_relative_gap(cert):.1e})")
+        return None
+    t_p, U_p, P_p, res = pol
+    cert_p = certify(t_p, np.vstack([U_p, atoms]), np.concatenate([P_p, np.zeros(len(atoms))]),
+                     archive)
+    if report is not None:
+        report(f"exact polish of {len(P_p)} codes: Newton residual {res:.1e}, relative gap "
+               f"{_relative_gap(cert):.1e} -> {_relative_gap(cert_p):.1e}")
+    return t_p, cert_p, res
+
+
 def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):
     """Bundle solve with certificate. Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
     bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower and
@@ -446,8 +466,25 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     def certify(t, atoms, w, archive, early=False):
         return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, early)
 
+    notes = []
+
+    def polish(t, cert, atoms, archive):
+        """The polish of :func:`_polish_and_certify`; its outcome (the last one) goes into the
+        message."""
+        got = _polish_and_certify(neuron, Y, t, cert, atoms, archive, certify, report)
+        if got is None:
+            notes[:] = ["; an exact polish of its codes found no root"]
+        elif _certified(got[1]):
+            notes[:] = [f"; certified after an exact polish of the bundle's {len(cert['Pg'])} "
+                        f"codes (Newton residual {got[2]:.1e}; relative gap before "
+                        f"{_relative_gap(cert):.1e})"]
+        else:
+            notes[:] = [f"; an exact polish of its codes (Newton residual {got[2]:.1e}) was not "
+                        f"certified either (relative gap {_relative_gap(got[1]):.1e})"]
+        return got
+
     t_c, atoms, nit, archive = 2.0 * (Y - Y.mean()), None, 0, []
-    rtol_k, restarts, tightened = rtol, 0, 0
+    rtol_k, restarts, tightened, polished_at = rtol, 0, 0, -1
     while True:
         t_c, f_c, atoms, w, k, done, archive, cert = _bundle_loop(
             neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol_k, report,
@@ -460,6 +497,16 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         cert = certify(t_c, atoms, w, archive)
         upper = cert["upper"]
         missed = upper - f_c > rtol_k * (1.0 + abs(f_c))
+        if done and not missed and not _certified(cert) and cert["Pg"].size:
+            # rtol met, no missed maximum, no certificate: Newton on the exact equations from
+            # these codes usually lands on the optimum (a higher maximum its search finds at the
+            # polished centre becomes a cut)
+            got, polished_at = polish(t_c, cert, atoms, archive), nit
+            if got is not None and _certified(got[1]):
+                t_c, cert = got[:2]
+                break
+            if got is not None:
+                atoms = np.vstack([atoms, got[1]["U_all"]])
         if done and not missed and not _certified(cert) and nit < maxiter \
                 and tightened < _MAX_TIGHTEN:
             # rtol met, no missed maximum, but the lower bound is not yet tight: refine the
@@ -477,6 +524,10 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
             report(f"final search found a higher maximum (f {f_c:.12g} -> {upper:.12g}): "
                    "bundle restarted with it")
         atoms = np.vstack([atoms, cert["U_all"]])
+    if not _certified(cert) and cert["Pg"].size and polished_at != nit:
+        got = polish(t_c, cert, atoms, archive)
+        if got is not None and _certified(got[1]):
+            t_c, cert = got[:2]
     U, Pg, Q, U_all, Q_all = cert["U"], cert["Pg"], cert["Q"], cert["U_all"], cert["Q_all"]
     upper, lower = cert["upper"], cert["lower"]
     gap = upper - lower
@@ -488,6 +539,7 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     msg = (f"proximal bundle: {nit} iterations, f in [{lower:.12g}, {upper:.12g}] (duality gap "
            f"{gap:.2e}), {len(Pg)} codes, output residual {cert['out_res']:.1e}, tie spread "
            f"{spread:.1e}")
+    msg += "".join(notes)
     certified = _certified(cert)
     if not done and not certified:
         msg += f"; the bundle did not reach rtol={rtol_k:g} within maxiter={maxiter}: raise maxiter"

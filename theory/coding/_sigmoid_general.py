@@ -262,8 +262,12 @@ def solve_sigmoid_general(
                      is below 1e-6 (1 + |f|)). The result is converged when the certificate
                      holds: relative duality gap <= 1e-5 and output constraint to 1e-4 (both
                      reported in ``message``). When rtol is met without a certificate (and
-                     the final search finds no higher maximum), the bundle goes on from where
-                     it stopped with rtol / 100, at most twice, within ``maxiter``.
+                     the final search finds no higher maximum), Newton on the exact equations
+                     from the bundle's codes is tried (the exact polish, in the whitened
+                     coordinates of the range of K0), and its root is certified by the same
+                     search at its centre; failing that, the bundle goes on from where it
+                     stopped with rtol / 100, at most twice, within ``maxiter``, and the polish
+                     is tried once more at the end.
     t0 : (P, m)      start of the annealing strategy.
     start            None, or a converged :class:`SigmoidGeneralSolution` of the same Y and
                      activation at another (nearby) positive-definite kernel, e.g. the previous

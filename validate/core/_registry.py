@@ -45,6 +45,7 @@ _CASE_MODULES = (
     "richlazy.validate.cases.coding._temperature",
     "richlazy.validate.cases.coding._relu",
     "richlazy.validate.cases.coding._relu_correlated",
+    "richlazy.validate.cases.coding._relu_widths",
     "richlazy.validate.cases.coding._images",
     "richlazy.validate.cases.coding._persistence",
     "richlazy.validate.cases.coding._deep",

@@ -6,7 +6,8 @@ probability 1/3), one-hot targets y+ = 1, y- = -1/2, non-lazy networks (1/N read
 with sigma_a^2 = 1/P for linear, sigmoid-erf and ReLU. The per-class error
 ``eps_r = mean_mu [y_mu^r - f_r(x_mu)]^2`` over test inputs is computed from
 
-* Langevin samples (input-span projection: the first-layer weights orthogonal to the training
+* posterior samples (linear: exact Gibbs sweeps; sigmoid, ReLU: Langevin; input-span
+  projection: the first-layer weights orthogonal to the training
   inputs are prior-distributed and averaged analytically on test inputs),
 * the non-lazy theory (linear: exact, at the sampling temperature; sigmoid: the fluctuation-free
   general-data theory, notes §4.4; ReLU: the outlier-only minimum-norm theory, notes §5.2),
@@ -48,12 +49,17 @@ __all__ = ["center_and_normalise", "load_fig6_data", "random_class_triple", "con
            "IMAGES_SIZES"]
 
 IMAGES_SIZES = {
-    # ULA; a Gibbs-HMC run of 3000 steps x 8 chains (about the same time) improved the worst
-    # split-R̂ from 1.42 to 1.12 (sigmoid eps_1) but did not mix either
+    # sigmoid, ReLU: ULA. Their chains freeze in different code populations at this T (see
+    # docs/validation.md): Gibbs-HMC (3000 or 20 000 steps x 4 chains) and replica exchange
+    # (24 temperatures up to 50 T) did not mix them either. The linear network samples every
+    # block from its exact conditional (``linear``: the sampler and chain length that replace the
+    # shared ones); with ULA its worst split-R-hat was 1.07 on digits.
     "quick": dict(P=30, N=64, n_test=300, n_chains=4, T=0.002, dt=0.05, n_steps=30_000,
-                  burn_in=10_000, thin=400),
+                  burn_in=10_000, thin=400,
+                  linear=dict(sampler="gibbs-exact", n_steps=4_000, burn_in=1_000, thin=15)),
     "full": dict(P=100, N=100, n_test=1000, n_chains=4, T=0.001, dt=0.05, n_steps=400_000,
-                 burn_in=100_000, thin=2_000),
+                 burn_in=100_000, thin=2_000,
+                 linear=dict(sampler="gibbs-exact", n_steps=20_000, burn_in=5_000, thin=75)),
 }
 NONLINEARITIES = ("linear", "sigmoid_erf", "relu")
 GP_SIGMA_A2 = 1.0  # lazy, unscaled readout prior for the GP triangles (notes §6.2: not known)
@@ -140,10 +146,13 @@ def conditional_mean_activation(m, s2, activation):
 
 
 def _sample(act, data, cfg, ctx, seed):
-    """Langevin ensemble for one nonlinearity; returns per-sample conditional-mean predictors
-    and per-sample errors of single networks (fresh orthogonal weights on test inputs)."""
+    """Posterior ensemble for one nonlinearity (the sampler of ``cfg``, or of ``cfg[act]`` when
+    given); returns per-sample conditional-mean predictors and per-sample errors of single
+    networks (fresh orthogonal weights on test inputs)."""
     X, Y, Xs, Ys = data["X"], data["Y"], data["Xs"], data["Ys"]
     N0, P = X.shape
+    cfg = dict(cfg, **cfg.get(act, {}))  # per-network sampler and chain length, if any
+    sampler = cfg.get("sampler", "ula")
     spec = NetworkSpec(N0=N0, N=cfg["N"], L=1, m=3, activation=act, regime="nonlazy")
     cache = {}
 
@@ -171,9 +180,10 @@ def _sample(act, data, cfg, ctx, seed):
         spec, X, Y, T=cfg["T"], sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
         seed=seed, device=ctx.device, dtype=torch.float64,
-        checkpoint_path=ctx.checkpoint_dir / f"chain_{act}.pt", progress=ctx.progress,
-        desc=f"coding/real-images {act}", project_inputs=True,
-        sampler=cfg.get("sampler", "ula"))[1]
+        checkpoint_path=ctx.checkpoint_dir / (f"chain_{act}.pt" if sampler == "ula" else
+                                              f"chain_{act}_{sampler}.pt"),
+        progress=ctx.progress, desc=f"coding/real-images {act}", project_inputs=True,
+        sampler=sampler)[1]
 
 
 def _theory(act, data, T, seed, progress=False):
@@ -229,7 +239,8 @@ def _figure(ctx, rows):
     description=(
         "Fig. 6 of seed 000: non-lazy L=1 networks (linear, sigmoid-erf, ReLU; sigma_a2=1/P) on "
         "the first three classes of Fashion-MNIST (digits if absent), y+=1, y-=-1/2. Per-class "
-        "generalisation error from Langevin samples vs the non-lazy theory (linear exact; "
+        "generalisation error from posterior samples (linear: exact Gibbs sweeps; sigmoid, "
+        "ReLU: Langevin) vs the non-lazy theory (linear exact; "
         "sigmoid fluctuation-free general theory; ReLU outlier-only minimum-norm theory), and "
         "the claim eps(non-lazy) < eps(GP) (notes §4.4, §5.2, §6)."
     ),

@@ -54,8 +54,8 @@ from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import batch_means, mean_se
 
-__all__ = ["OUTLIER_THRESHOLD", "outlier_summary", "relu_sampled_comparison",
-           "seed_single_class_outliers"]
+__all__ = ["OUTLIER_THRESHOLD", "chain_se", "outlier_summary", "relu_sampled_comparison",
+           "seed_single_class_outliers", "seeded_relu_samples"]
 
 #: outlier detection threshold in units of sqrt(N) (readout norm and coded-class activation)
 OUTLIER_THRESHOLD = 0.25
@@ -307,7 +307,7 @@ def _prior_verdict(n_last, s_ratio):
     return txt
 
 
-def _chain_se(x):
+def chain_se(x):
     """Standard error of the grand mean of x (S, E): the larger of pooled batch means (4 per
     chain) and the chain-to-chain spread (the bulk readout drifts on ~100 paper-time units)."""
     x = np.asarray(x, dtype=float)
@@ -354,6 +354,38 @@ def relu_toy(ctx: CaseContext) -> CaseOutcome:
                                    note_rel=note_rel, params=params)
 
 
+def _class_observer(labels, m):
+    """The per-step record of the ReLU cases: readouts and the class means of every neuron's
+    preactivations and activations."""
+    def observe(post, theta, gen):
+        z = post.preactivations(theta)[-1]  # (E, N, P)
+        zm = class_means(z.transpose(1, 2), labels, m).transpose(1, 2)  # (E, N, k)
+        cm = class_means(post.phi(z).transpose(1, 2), labels, m).transpose(1, 2)
+        return {"A": post.unflatten(theta)["A"].clone(), "zm": zm, "cm": cm}
+
+    return observe
+
+
+def seeded_relu_samples(ctx, cfg, name, task, Yc, *, checkpoint="seeded.pt"):
+    """The seeded ensemble of the L = 1 ReLU network of ``cfg`` (N, P, N0, T, dt, n_chains,
+    n_steps, burn_in, thin, amplitudes, sampler) on ``task``, checkpointed in
+    ``ctx.checkpoint_dir / checkpoint`` with seed stream 1. Returns ``(posterior, run, samples,
+    summary)``: the recorded samples as float64 arrays and their :func:`outlier_summary`
+    (leading shape (S, E))."""
+    m = Yc.shape[1]
+    spec = NetworkSpec(N0=cfg["N0"], N=cfg["N"], L=1, m=m, activation="relu", regime="nonlazy")
+    post, run = _run_seeded(
+        spec, task, T=cfg["T"], sigma_a2=1.0 / cfg["P"], dt=cfg["dt"], n_chains=cfg["n_chains"],
+        n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"],
+        amplitudes=cfg["amplitudes"], class_targets=Yc,
+        observe=_class_observer(task.labels, m), seed=ctx.child_seed(1), device=ctx.device,
+        checkpoint_path=ctx.checkpoint_dir / checkpoint, progress=ctx.progress,
+        sampler=cfg.get("sampler", "ula"), name=name,
+    )
+    smp = {key: v.double().numpy() for key, v in run.samples.items()}
+    return post, run, smp, outlier_summary(smp["A"], smp["zm"], smp["cm"])
+
+
 def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, params):
     """Sample the L = 1 ReLU network of ``cfg`` on ``task`` from seeded single-class outliers
     (and from the prior, documented only) and compare outliers and bulk with the theory ``sol``
@@ -361,33 +393,17 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
     outlier_readouts, outlier_preactivations, outlier_strength, bulk_mean_activation,
     bulk_readout_density, message). ``dT``: relative finite-T allowance of the theory (0 when it
     contains T); ``note_rel``: the note on the relative tolerances."""
-    N, P, N0, T, dt = cfg["N"], cfg["P"], cfg["N0"], cfg["T"], cfg["dt"]
+    N, P, T, dt = cfg["N"], cfg["P"], cfg["T"], cfg["dt"]
     m = Yc.shape[1]
     labels = task.labels
-    spec = NetworkSpec(N0=N0, N=N, L=1, m=m, activation="relu", regime="nonlazy")
-
-    def observe(post, theta, gen):
-        z = post.preactivations(theta)[-1]  # (E, N, P)
-        zm = class_means(z.transpose(1, 2), labels, m).transpose(1, 2)  # (E, N, k)
-        cm = class_means(post.phi(z).transpose(1, 2), labels, m).transpose(1, 2)
-        return {"A": post.unflatten(theta)["A"].clone(), "zm": zm, "cm": cm}
-
-    post, run = _run_seeded(
-        spec, task, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["n_chains"], n_steps=cfg["n_steps"],
-        burn_in=cfg["burn_in"], thin=cfg["thin"], amplitudes=cfg["amplitudes"], class_targets=Yc,
-        observe=observe, seed=ctx.child_seed(1), device=ctx.device,
-        checkpoint_path=ctx.checkpoint_dir / "seeded.pt", progress=ctx.progress,
-        sampler=cfg.get("sampler", "ula"), name=name,
-    )
+    post, run, smp, summ = seeded_relu_samples(ctx, cfg, name, task, Yc)
     _, prior_run = sample_posterior(
-        spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
+        post.spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
         n_steps=cfg["prior_steps"], burn_in=cfg["prior_thin"] // 2, thin=cfg["prior_thin"],
-        observe=observe, seed=ctx.child_seed(2), device=ctx.device,
+        observe=_class_observer(labels, Yc.shape[1]), seed=ctx.child_seed(2), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "prior.pt", progress=ctx.progress,
         desc=f"{name} prior", sampler=cfg.get("prior_sampler", "ula"),
     )
-    smp = {key: v.double().numpy() for key, v in run.samples.items()}
-    summ = outlier_summary(smp["A"], smp["zm"], smp["cm"])  # leading (S, E)
     psmp = {key: v.double().numpy() for key, v in prior_run.samples.items()}
     psumm = outlier_summary(psmp["A"], psmp["zm"], psmp["cm"])
 
@@ -401,14 +417,14 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
         n_c = summ["n_single"][..., c].astype(float)
         qs.append(compare(
             f"single-class outliers coding class {c} per network", 1.0, float(n_c.mean()),
-            stderr=_chain_se(n_c), kind="abs", tol=0.1, mixing=n_c,
+            stderr=chain_se(n_c), kind="abs", tol=0.1, mixing=n_c,
             note=("abs tol 0.1 per network: an extra outlier costs exp(-P (1-rho_c) log 2) in "
                   "equilibrium, so splits/losses may occur only as rare threshold crossings; "
                   f"outlier = |a_i| > {OUTLIER_THRESHOLD} sqrt(N), codes c iff class-c mean "
                   f"activation > {OUTLIER_THRESHOLD} sqrt(N).")))
     n_o = summ["n_other"].astype(float)
     qs.append(compare("outliers coding no class or several classes per network", 0.0,
-                      float(n_o.mean()), stderr=_chain_se(n_o), kind="abs", tol=0.1, mixing=n_o,
+                      float(n_o.mean()), stderr=chain_se(n_o), kind="abs", tol=0.1, mixing=n_o,
                       note="theory: every outlier is single-class; abs tol 0.1 as for the counts."))
     # aggregated outliers per class
     th_abar = np.full((k, m), np.nan)
@@ -420,14 +436,14 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
         zb = summ["zbar"][..., c]
         if not np.all(np.isfinite(zb)):
             zb = np.where(np.isfinite(zb), zb, 0.0)  # a lost outlier counts as zbar = 0
-        se = _chain_se(zb)
+        se = chain_se(zb)
         qs.append(compare(f"outlier preactivation zbar_{c} (class {c}, /sqrt(N))", th_z[c],
                           float(zb.mean()), stderr=se, kind="rel",
                           tol=sys_rel + 4 * se / abs(th_z[c]), note=note_rel, mixing=zb))
         for r in range(m):
             ab = summ["abar"][..., c, r]
             ab = np.where(np.isfinite(ab), ab, 0.0)
-            se = _chain_se(ab)
+            se = chain_se(ab)
             qs.append(compare(f"outlier readout abar_{c}^{r} (class {c}, output {r}, /sqrt(N))",
                               th_abar[c, r], float(ab.mean()), stderr=se, kind="rel",
                               tol=sys_rel + 4 * se / abs(th_abar[c, r]), note=note_rel,
@@ -436,7 +452,7 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
     sys_abs = 3.0 / P
     for r in range(m):
         a0 = summ["a0"][..., r]
-        se = _chain_se(a0)
+        se = chain_se(a0)
         qs.append(compare(
             f"bulk readout a_0^{r}", sol.a0[r], float(a0.mean()), stderr=se, kind="abs",
             tol=4 * se + sys_abs + dT * abs(sol.a0[r]), mixing=a0,
@@ -445,7 +461,7 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
                   f"{dT:.3f} |a_0|; bulk = non-outlier neurons, readouts O(1), not sqrt(N)-scaled.")))
     for c in range(k):
         ba = summ["bulk_activation"][..., c]
-        se = _chain_se(ba)
+        se = chain_se(ba)
         th = sol.bulk_mean_activation[c]
         qs.append(compare(
             f"bulk mean activation <relu(z)> on class {c} = "

@@ -39,13 +39,14 @@ from richlazy.theory import input_kernel, solve_relu_block, toy_class_targets
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ._relu import OUTLIER_THRESHOLD, RELU_TOY_SIZES, relu_sampled_comparison
 
-__all__ = ["CLASS_COVARIANCE"]
+__all__ = ["CLASS_COVARIANCE", "BlockView", "correlated_problem"]
 
 #: class covariance q of the inputs (within class 0.3, between classes 0.1)
 CLASS_COVARIANCE = ((0.3, 0.1, 0.1), (0.1, 0.3, 0.1), (0.1, 0.1, 0.3))
+Y_PLUS, Y_MINUS = 1.0, -0.5
 
 
-class _BlockView:
+class BlockView:
     """The attributes of a toy solution that the shared comparison reads, from a
     :class:`richlazy.theory.ReLUBlockSolution` with single-class outliers."""
 
@@ -65,6 +66,20 @@ class _BlockView:
         self.spread_note = " The spread of the bulk readouts is in the theory (its readout law)."
 
 
+def correlated_problem(ctx: CaseContext, name: str):
+    """The correlated-class toy problem of this case (seed stream 0 of ``ctx``) and its
+    readout-law theory. Returns ``(cfg, task, sol, Yc)``; RuntimeError naming ``name`` when the
+    theory has not converged to single-class outliers."""
+    cfg = RELU_TOY_SIZES["quick"]
+    task = class_correlated_toy_task(cfg["P"], cfg["N0"], np.array(CLASS_COVARIANCE),
+                                     y_plus=Y_PLUS, y_minus=Y_MINUS, seed=ctx.child_seed(0))
+    sol = solve_relu_block(input_kernel(task.X), task.Y, T=cfg["T"], bulk="readout_law")
+    if not sol.converged or np.any((sol.outlier_class_preactivations > 0).sum(axis=1) != 1):
+        raise RuntimeError(f"{name} needs a converged theory with single-class "
+                           f"outliers; solve_relu_block: {sol.message}")
+    return cfg, task, sol, toy_class_targets(3, y_plus=Y_PLUS, y_minus=Y_MINUS)
+
+
 @register_case(
     "coding/relu-correlated",
     description=(
@@ -78,23 +93,13 @@ class _BlockView:
     suites=("full",),
 )
 def relu_correlated(ctx: CaseContext) -> CaseOutcome:
-    cfg = RELU_TOY_SIZES["quick"]
-    P, N0, T = cfg["P"], cfg["N0"], cfg["T"]
-    m = 3
-    y_plus, y_minus = 1.0, -0.5
-    q = np.array(CLASS_COVARIANCE)
-    task = class_correlated_toy_task(P, N0, q, y_plus=y_plus, y_minus=y_minus,
-                                     seed=ctx.child_seed(0))
-    sol = solve_relu_block(input_kernel(task.X), task.Y, T=T, bulk="readout_law")
-    if not sol.converged or np.any((sol.outlier_class_preactivations > 0).sum(axis=1) != 1):
-        raise RuntimeError(f"coding/relu-correlated needs a converged theory with single-class "
-                           f"outliers; solve_relu_block: {sol.message}")
-    Yc = toy_class_targets(m, y_plus=y_plus, y_minus=y_minus)
+    cfg, task, sol, Yc = correlated_problem(ctx, "coding/relu-correlated")
+    P, m = cfg["P"], 3
     note_rel = (f"rel tol = 3/N + 4 SE/|theory| (N={cfg['N']}: finite width; the theory contains "
                 "T, so no finite-T allowance); SE = max(batch means, chain-to-chain) over chains "
                 "seeded at two generic amplitudes.")
-    params = dict(cfg, m=m, ratios=list(task.ratios), y_plus=y_plus, y_minus=y_minus,
+    params = dict(cfg, m=m, ratios=list(task.ratios), y_plus=Y_PLUS, y_minus=Y_MINUS,
                   sigma_a2=1.0 / P, amplitudes=list(cfg["amplitudes"]),
-                  outlier_threshold=OUTLIER_THRESHOLD, class_covariance=q.tolist())
-    return relu_sampled_comparison(ctx, cfg, "coding/relu-correlated", task, _BlockView(sol), Yc,
+                  outlier_threshold=OUTLIER_THRESHOLD, class_covariance=[list(r) for r in CLASS_COVARIANCE])
+    return relu_sampled_comparison(ctx, cfg, "coding/relu-correlated", task, BlockView(sol), Yc,
                                    dT=0.0, note_rel=note_rel, params=params)
