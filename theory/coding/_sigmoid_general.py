@@ -266,8 +266,8 @@ def solve_sigmoid_general(
                      from the bundle's codes is tried (the exact polish, in the whitened
                      coordinates of the range of K0), and its root is certified by the same
                      search at its centre; failing that, the bundle goes on from where it
-                     stopped with rtol / 100, at most twice, within ``maxiter``, and the polish
-                     is tried once more at the end.
+                     stopped with rtol / 100, at most twice, within ``maxiter`` (the polish is
+                     tried at each such stop, and at the end when ``maxiter`` ran out first).
     t0 : (P, m)      start of the annealing strategy.
     start            None, or a converged :class:`SigmoidGeneralSolution` of the same Y and
                      activation at another (nearby) positive-definite kernel, e.g. the previous
