@@ -400,7 +400,7 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
     _, prior_run = sample_posterior(
         post.spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
         n_steps=cfg["prior_steps"], burn_in=cfg["prior_thin"] // 2, thin=cfg["prior_thin"],
-        observe=_class_observer(labels, Yc.shape[1]), seed=ctx.child_seed(2), device=ctx.device,
+        observe=_class_observer(labels, m), seed=ctx.child_seed(2), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "prior.pt", progress=ctx.progress,
         desc=f"{name} prior", sampler=cfg.get("prior_sampler", "ula"),
     )
