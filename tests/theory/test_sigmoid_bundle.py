@@ -211,6 +211,30 @@ def test_bordered_solver_solves_the_equality_constrained_newton_system(definite)
     np.testing.assert_allclose(np.append(x, nu), ref, rtol=1e-10, atol=1e-12)
 
 
+def test_bordered_solver_on_a_singular_system_returns_the_minimum_norm_solution():
+    """Two identical atoms make the bordered matrix singular (indefinite A, so the Cholesky path
+    fails and LU meets a zero pivot): the solver returns the finite minimum-norm solution of
+    the consistent system, not NaN (a NaN step once crashed the certificate's lower bound)."""
+    from richlazy.theory.coding._bundle import _bordered_solver
+
+    rng = np.random.default_rng(2)
+    K = 8
+    G = rng.standard_normal((K, K))
+    A = G + G.T
+    A[K - 1], A[:, K - 1] = A[K - 2], A[:, K - 2]  # atom K-1 duplicates atom K-2
+    r, rp = rng.standard_normal(K), 0.3
+    r[K - 1] = r[K - 2]  # consistent right-hand side
+    M = np.block([[A, np.ones((K, 1))], [np.ones((1, K)), np.zeros((1, 1))]])
+    assert np.linalg.matrix_rank(M) == K
+    x, nu = _bordered_solver(A, rp)(r)
+    sol = np.append(x, nu)
+    assert np.all(np.isfinite(sol))
+    rhs = np.concatenate([r, [-rp]])
+    assert np.max(np.abs(M @ sol - rhs)) < 1e-10
+    ref = np.linalg.lstsq(M, rhs, rcond=None)[0]
+    np.testing.assert_allclose(sol, ref, rtol=1e-8, atol=1e-10)
+
+
 def test_bundle_without_certificate_before_maxiter_says_to_lower_rtol(monkeypatch):
     """When the bundle meets rtol before maxiter but the certificate does not hold, the status is
     not MAX_ITERATIONS (the budget did not run out) and the message says to lower rtol (made to

@@ -113,3 +113,24 @@ def test_bundle_stopped_early_is_certified_by_the_polish(monkeypatch):
     plain = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", seed=1, rtol=1e-4)
     assert not plain.converged and plain.relative_gap > 1e-5
     assert "an exact polish of its codes found no root" in plain.message
+
+
+def test_failed_polish_is_not_reported_once_the_bundle_certifies_itself(monkeypatch):
+    """A polish that finds no root at a loose rtol, followed by the tightened bundle's own
+    certificate: the message states the certificate, not the polish that failed on the way."""
+    import richlazy.theory.coding._bundle as bundle
+
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    calls = []
+
+    def no_root(*args, **kwargs):
+        calls.append(1)
+        return None
+
+    monkeypatch.setattr(bundle, "polish_bundle", no_root)
+    sol = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", seed=1, rtol=1e-4)
+    assert calls, "the polish was never tried: the test does not test the message rule"
+    assert sol.converged and sol.relative_gap <= 1e-5, sol.message
+    assert "found no root" not in sol.message

@@ -24,6 +24,7 @@ model lies below f), so ``f* in [lower, upper]``; plus the output residual of th
 from __future__ import annotations
 
 import collections
+import warnings
 
 import numpy as np
 from scipy import linalg, optimize
@@ -92,14 +93,28 @@ class _RangeNeuron:
 def _bordered_solver(A, rp):
     """``solve(r) -> (x, nu)`` for ``A x + nu 1 = r``, ``1^T x = -rp`` with A symmetric positive
     definite: Cholesky of A and the Schur complement on the one equality (``x = A^{-1}(r - nu
-    1)``); the bordered matrix by LU if round-off makes A indefinite."""
+    1)``); the bordered matrix by LU if round-off makes A indefinite, and by its pseudo-inverse
+    (minimum-norm least squares) if that LU is singular too: with a thousand candidate atoms
+    and the lower bound's tau -> inf, A can be singular to round-off (an exact zero pivot was
+    met on Fashion-MNIST at P = 60)."""
     K = A.shape[0]
     try:
         cf = linalg.cho_factor(A, check_finite=False)
     except linalg.LinAlgError:
         kkt = np.ones((K + 1, K + 1))
         kkt[:K, :K], kkt[K, K] = A, 0.0
-        lu = linalg.lu_factor(kkt, check_finite=False)
+        with warnings.catch_warnings():  # a singular LU is handled below
+            warnings.simplefilter("ignore", linalg.LinAlgWarning)
+            lu = linalg.lu_factor(kkt, check_finite=False)
+        diag = np.abs(np.diag(lu[0]))
+        if not (np.all(np.isfinite(diag)) and diag.min() > 1e-14 * diag.max()):
+            pinv = linalg.pinvh(kkt, check_finite=False)
+
+            def solve_pinv(r):
+                sol = pinv @ np.concatenate([r, [-rp]])
+                return sol[:K], sol[K]
+
+            return solve_pinv
 
         def solve_lu(r):
             sol = linalg.lu_solve(lu, np.concatenate([r, [-rp]]), check_finite=False)
@@ -165,12 +180,16 @@ def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
         A[np.diag_indices(K)] += s / w
         solve = _bordered_solver(A, w.sum() - 1.0)
         dw, _ = solve(-s - rd)
+        if not np.all(np.isfinite(dw)):
+            break  # keep the last (feasible) weights: their dual value is still a lower bound
         ds = -s - s * dw / w
         a = min(max_step(w, dw), max_step(s, ds))
         sigma = ((w + a * dw) @ (s + a * ds) / K / mu) ** 3
         target = sigma * mu - dw * ds
         dw, dnu = solve(target / w - s - rd)
         ds = (target - w * s - s * dw) / w
+        if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(ds)) and np.isfinite(dnu)):
+            break
         a = 0.99 * min(max_step(w, dw), max_step(s, ds))
         w, s, nu = w + a * dw, s + a * ds, nu + a * dnu
         h_prev = h
@@ -466,21 +485,22 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     def certify(t, atoms, w, archive, early=False):
         return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, early)
 
-    notes = []
+    notes = []  # [certified by the polish, its note] of the last polish
 
     def polish(t, cert, atoms, archive):
         """The polish of :func:`_polish_and_certify`; its outcome (the last one) goes into the
         message."""
         got = _polish_and_certify(neuron, Y, t, cert, atoms, archive, certify, report)
         if got is None:
-            notes[:] = ["; an exact polish of its codes found no root"]
+            notes[:] = [False, "; an exact polish of its codes found no root"]
         elif _certified(got[1]):
-            notes[:] = [f"; certified after an exact polish of the bundle's {len(cert['Pg'])} "
-                        f"codes (Newton residual {got[2]:.1e}; relative gap before "
-                        f"{_relative_gap(cert):.1e})"]
+            notes[:] = [True, f"; certified after an exact polish of the bundle's "
+                              f"{len(cert['Pg'])} codes (Newton residual {got[2]:.1e}; relative "
+                              f"gap before {_relative_gap(cert):.1e})"]
         else:
-            notes[:] = [f"; an exact polish of its codes (Newton residual {got[2]:.1e}) was not "
-                        f"certified either (relative gap {_relative_gap(got[1]):.1e})"]
+            notes[:] = [False, f"; an exact polish of its codes (Newton residual {got[2]:.1e}) "
+                               f"was not certified either (relative gap "
+                               f"{_relative_gap(got[1]):.1e})"]
         return got
 
     t_c, atoms, nit, archive = 2.0 * (Y - Y.mean()), None, 0, []
@@ -539,8 +559,10 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     msg = (f"proximal bundle: {nit} iterations, f in [{lower:.12g}, {upper:.12g}] (duality gap "
            f"{gap:.2e}), {len(Pg)} codes, output residual {cert['out_res']:.1e}, tie spread "
            f"{spread:.1e}")
-    msg += "".join(notes)
     certified = _certified(cert)
+    if notes and (notes[0] or not certified):
+        # a polish that failed before the bundle certified by itself is history, not status
+        msg += notes[1]
     if not done and not certified:
         msg += f"; the bundle did not reach rtol={rtol_k:g} within maxiter={maxiter}: raise maxiter"
     return dict(converged=done, certified=certified, t=t_c, Z=Z, U=U, Pg=Pg, A=ph @ t_c / P,
