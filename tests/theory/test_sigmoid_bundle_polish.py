@@ -53,9 +53,7 @@ def test_polish_returns_a_perturbed_toy_solution_to_the_exact_optimum():
     """From the exact (continuation) toy solution with t, codes and weights perturbed by 1e-3,
     Newton returns to a root whose value f = max Q_t - tr(t^T Y) is the exact optimum's, with
     the same weights and outputs."""
-    P = 16
-    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
-    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    P, Y = _toy_problem()
     exact = solve_sigmoid_general(np.eye(P), Y, strategy="continuation")
     assert exact.converged, exact.message
     neuron = _RangeNeuron(np.eye(P), "sigmoid_erf")
@@ -80,9 +78,7 @@ def test_polish_returns_a_perturbed_toy_solution_to_the_exact_optimum():
 
 def test_polish_gives_up_on_a_wrong_code_set():
     """Two of the toy's codes only (the output constraint cannot hold): no root, None."""
-    P = 16
-    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
-    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    P, Y = _toy_problem()
     exact = solve_sigmoid_general(np.eye(P), Y, strategy="continuation")
     neuron = _RangeNeuron(np.eye(P), "sigmoid_erf")
     U = np.linalg.lstsq(neuron.B, exact.z_gamma.T, rcond=None)[0].T
@@ -91,14 +87,18 @@ def test_polish_gives_up_on_a_wrong_code_set():
     assert polish_bundle(neuron, Y, exact.t, U[keep], Pg) is None
 
 
+def _toy_problem():
+    """Fig. 2's toy task at P = 16 (classes of 8, 4, 4 orthonormal inputs, y- = 1/2)."""
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    return lab.size, toy_class_targets(3, y_minus=0.5)[lab]
+
+
 def test_bundle_stopped_early_is_certified_by_the_polish(monkeypatch):
     """A bundle stopped at a loose rtol without tightening has no certificate by itself; the
     exact polish of its codes certifies it, at the exact toy optimum."""
     import richlazy.theory.coding._bundle as bundle
 
-    P = 16
-    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
-    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    P, Y = _toy_problem()
     exact = solve_sigmoid_general(np.eye(P), Y, strategy="continuation")
     f_exact = exact.g_value * P - np.sum(exact.t * Y)
     monkeypatch.setattr(bundle, "_MAX_TIGHTEN", 0)
@@ -115,14 +115,27 @@ def test_bundle_stopped_early_is_certified_by_the_polish(monkeypatch):
     assert "an exact polish of its codes found no root" in plain.message
 
 
-def test_failed_polish_is_not_reported_once_the_bundle_certifies_itself(monkeypatch):
-    """A polish that finds no root at a loose rtol, followed by the tightened bundle's own
-    certificate: the message states the certificate, not the polish that failed on the way."""
+def _count_independent_searches(monkeypatch, bundle):
+    """Spy on the oracle: the certificate's independent basin-hopping runs are its calls
+    that hop without warm starts."""
+    runs = []
+    call = bundle._Oracle.__call__
+
+    def spy(self, t, warm, *args, **kwargs):
+        if warm is None and kwargs.get("hop_rounds", 0) > 0:
+            runs.append(1)
+        return call(self, t, warm, *args, **kwargs)
+
+    monkeypatch.setattr(bundle._Oracle, "__call__", spy)
+    return runs
+
+
+def _solve_with_a_failing_polish(monkeypatch):
+    """The toy at a loose rtol with a polish that finds no root: (solution, polish calls,
+    independent searches)."""
     import richlazy.theory.coding._bundle as bundle
 
-    P = 16
-    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
-    Y = toy_class_targets(3, y_minus=0.5)[lab]
+    P, Y = _toy_problem()
     calls = []
 
     def no_root(*args, **kwargs):
@@ -130,7 +143,42 @@ def test_failed_polish_is_not_reported_once_the_bundle_certifies_itself(monkeypa
         return None
 
     monkeypatch.setattr(bundle, "polish_bundle", no_root)
+    runs = _count_independent_searches(monkeypatch, bundle)
     sol = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", seed=1, rtol=1e-4)
-    assert calls, "the polish was never tried: the test does not test the message rule"
+    assert calls, "the polish was never tried: no check failed at an rtol stop"
+    return sol, calls, runs
+
+
+def test_failed_polish_is_not_reported_once_the_bundle_certifies_itself(monkeypatch):
+    """A polish that finds no root at a loose rtol, followed by the tightened bundle's own
+    certificate: the message states the certificate, not the polish that failed on the way."""
+    sol, _calls, _runs = _solve_with_a_failing_polish(monkeypatch)
     assert sol.converged and sol.relative_gap <= 1e-5, sol.message
     assert "found no root" not in sol.message
+
+
+def test_a_check_that_fails_at_an_rtol_stop_skips_the_independent_searches(monkeypatch):
+    """The check at a loose rtol stop fails (the polish finds no root there), the tightened
+    bundle then certifies: only that certificate runs the _CERT_HOP_RUNS - 1 independent
+    searches. A full search at the failing stop (as before) ran them twice."""
+    import richlazy.theory.coding._bundle as bundle
+
+    sol, _calls, runs = _solve_with_a_failing_polish(monkeypatch)
+    assert sol.converged and sol.relative_gap <= 1e-5, sol.message
+    assert len(runs) == bundle._CERT_HOP_RUNS - 1
+
+
+def test_an_uncertified_result_reports_the_full_search(monkeypatch):
+    """Stopped uncertified (loose rtol, no tightening, no polish): the bounds returned come from
+    the full search with every independent run, not from the staged check that failed."""
+    import richlazy.theory.coding._bundle as bundle
+
+    P, Y = _toy_problem()
+    monkeypatch.setattr(bundle, "_MAX_TIGHTEN", 0)
+    monkeypatch.setattr(bundle, "polish_bundle", lambda *a, **k: None)
+    runs = _count_independent_searches(monkeypatch, bundle)
+    sol = solve_sigmoid_general(np.eye(P), Y, strategy="bundle", seed=1, rtol=1e-4)
+    assert not sol.converged
+    assert len(runs) == bundle._CERT_HOP_RUNS - 1
+    lower, upper = sol.f_bounds
+    assert np.isfinite(lower) and np.isfinite(upper) and upper >= lower

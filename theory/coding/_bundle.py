@@ -284,7 +284,7 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, 
     cuts ``archive`` of an earlier pass); returns (t_c, f_c, atoms, w, nit, converged, the last
     replaced atoms, certificate). Stops when the predicted
     decrease is below ``rtol (1 + |f|)`` or, every _CHECK_EVERY iterations once it is below
-    _CHECK_DECREASE (1 + |f|), when ``certify(t_c, atoms, w, archive, early=True)`` (a dict
+    _CHECK_DECREASE (1 + |f|), when ``certify(t_c, atoms, w, archive, staged=True)`` (a dict
     of :func:`_certificate`) is certified; that certificate is returned (else None). Such a
     check whose search finds a maximum above f_c adds it as a cut and goes on."""
     P = neuron.P
@@ -321,7 +321,7 @@ def _bundle_loop(neuron, oracle, Y, t_c, atoms, maxiter, rtol, report, tau=1.0, 
             return t_c, f_c, atoms, w, it + 1, True, list(archive), None
         if (certify is not None and it % _CHECK_EVERY == _CHECK_EVERY - 1
                 and delta < _CHECK_DECREASE * (1.0 + abs(f_c))):
-            cert = certify(t_c, atoms, w, list(archive), early=True)
+            cert = certify(t_c, atoms, w, list(archive), staged=True)
             if cert["upper"] > f_c + rtol * (1.0 + abs(f_c)):  # a missed maximum: a new cut
                 f_c = cert["upper"]
                 atoms = np.vstack([atoms, cert["U_all"]])
@@ -405,26 +405,36 @@ def _relative_gap(cert):
     return (cert["upper"] - cert["lower"]) / (1.0 + abs(cert["upper"]))
 
 
+def _shortfall(cert):
+    """What a certificate lacks, for messages: its relative gap, or the codes' output residual
+    when a staged check stopped there (no search, no bound)."""
+    if cert["runs"] == 0:
+        return f"output residual {cert['out_res']:.1e}"
+    return f"relative gap {_relative_gap(cert):.1e}"
+
+
 def _certified(cert):
     return bool(cert["Pg"].size and cert["out_res"] <= OUTPUT_ATOL
                 and _relative_gap(cert) <= GAP_RTOL)
 
 
-def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=False):
+def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, staged=False):
     """Certificate at the centre t_c: ``upper`` = f(t_c) from a global search (five times the
     random starts and basin hopping from the atoms carrying weight, plus _CERT_HOP_RUNS - 1
     independent basin-hopping runs from fresh random starts; its maxima U_all, Q_all), the
     codes at t_c (``_codes_at``) and ``lower``, the restricted problem (tau -> inf) over all
     atoms, the search's maxima, the replaced cuts and the codes' continuations at perturbed
     centres t_c + d (mixtures of these nearby atoms approximate the optimal code positions to
-    second order in |d|). ``early``: a check during the iterations; the search and the bound
-    (seconds, with about a thousand candidate atoms) are skipped while the codes' output
-    residual alone already fails (``lower`` = -inf), and the independent runs while the
-    certificate fails without them."""
+    second order in |d|). ``staged``: a check that may stop as soon as it must fail (during
+    the iterations, at an rtol stop, at a polished centre): the search and the bound (seconds,
+    with about a thousand candidate atoms) are skipped while the codes' output residual alone
+    already fails (``lower`` = -inf), and the independent runs while the certificate fails
+    without them. ``runs`` counts the searches made (0, 1 or _CERT_HOP_RUNS); a certificate is
+    only granted after all of them."""
     U, Pg, Q, out_res, norm_res = _codes_at(neuron, Y, t_c, atoms, w, 1e-9)
-    if early and not out_res <= OUTPUT_ATOL:
+    if staged and not out_res <= OUTPUT_ATOL:
         return dict(t=t_c, upper=-np.inf, lower=-np.inf, U=U, Pg=Pg, Q=Q, out_res=out_res,
-                    norm_res=norm_res)
+                    norm_res=norm_res, runs=0)
     U_all, Q_all = oracle(t_c, atoms[w > 1e-9], n_random=5 * n_random, hop_rounds=_HOP_ROUNDS,
                           patience=_HOP_PATIENCE)
     cand = [atoms, U_all] + ([np.array(archive)] if archive else [])
@@ -440,8 +450,8 @@ def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=Fals
                                    np.concatenate([w, np.zeros(len(cand) - len(w))]))
     cert = dict(t=t_c, U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y),
                 lower=_restricted_dual(Phi, c, Y, w_r), U=U, Pg=Pg, Q=Q, out_res=out_res,
-                norm_res=norm_res)
-    if early and not _certified(cert):
+                norm_res=norm_res, runs=1)
+    if staged and not _certified(cert):
         return cert
     # before a certificate is granted (and at the final check): independent basin-hopping runs
     # from fresh random starts, since hopping stays near where it starts. A higher maximum they
@@ -450,26 +460,26 @@ def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, early=Fals
         U_i, Q_i = oracle(t_c, None, n_random=n_random, hop_rounds=_HOP_ROUNDS,
                           patience=_HOP_PATIENCE)
         U_all, Q_all = _union_maxima(U_all, Q_all, U_i, Q_i)
-    cert.update(U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y))
+    cert.update(U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y), runs=_CERT_HOP_RUNS)
     return cert
 
 
 def _polish_and_certify(neuron, Y, t_c, cert, atoms, archive, certify, report):
     """Newton on the exact equations from the codes of ``cert`` at t_c (``polish_bundle``), then
-    the full certificate at the polished centre with its codes added to the candidate atoms.
+    the staged certificate at the polished centre with its codes added to the candidate atoms.
     Returns ``(t_p, cert_p, residual)``, or None when Newton finds no root with these codes."""
     pol = polish_bundle(neuron, Y, t_c, cert["U"], cert["Pg"])
     if pol is None:
         if report is not None:
-            report(f"exact polish of {len(cert['Pg'])} codes: no root (relative gap stays "
-                   f"{_relative_gap(cert):.1e})")
+            report(f"exact polish of {len(cert['Pg'])} codes: no root ({_shortfall(cert)} "
+                   "stays)")
         return None
     t_p, U_p, P_p, res = pol
     cert_p = certify(t_p, np.vstack([U_p, atoms]), np.concatenate([P_p, np.zeros(len(atoms))]),
-                     archive)
+                     archive, staged=True)
     if report is not None:
-        report(f"exact polish of {len(P_p)} codes: Newton residual {res:.1e}, relative gap "
-               f"{_relative_gap(cert):.1e} -> {_relative_gap(cert_p):.1e}")
+        report(f"exact polish of {len(P_p)} codes: Newton residual {res:.1e}; "
+               f"{_shortfall(cert)} -> {_shortfall(cert_p)}")
     return t_p, cert_p, res
 
 
@@ -482,8 +492,8 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     oracle = _Oracle(neuron, Y, n_random, rng)
     P = Y.shape[0]
 
-    def certify(t, atoms, w, archive, early=False):
-        return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, early)
+    def certify(t, atoms, w, archive, staged=False):
+        return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, staged)
 
     notes = []  # [certified by the polish, its note] of the last polish
 
@@ -495,12 +505,11 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
             notes[:] = [False, "; an exact polish of its codes found no root"]
         elif _certified(got[1]):
             notes[:] = [True, f"; certified after an exact polish of the bundle's "
-                              f"{len(cert['Pg'])} codes (Newton residual {got[2]:.1e}; relative "
-                              f"gap before {_relative_gap(cert):.1e})"]
+                              f"{len(cert['Pg'])} codes (Newton residual {got[2]:.1e}; before: "
+                              f"{_shortfall(cert)})"]
         else:
             notes[:] = [False, f"; an exact polish of its codes (Newton residual {got[2]:.1e}) "
-                               f"was not certified either (relative gap "
-                               f"{_relative_gap(got[1]):.1e})"]
+                               f"was not certified either ({_shortfall(got[1])})"]
         return got
 
     t_c, atoms, nit, archive = 2.0 * (Y - Y.mean()), None, 0, []
@@ -513,8 +522,10 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         if cert is not None:  # certified early
             break
         # the certificate's search has five times the random starts; a maximum the iterations
-        # missed restarts the bundle with it as a cut
-        cert = certify(t_c, atoms, w, archive)
+        # missed restarts the bundle with it as a cut. Staged: a check that fails on the codes'
+        # output residual, or on the gap after the first search, skips the rest (the polish or
+        # the tightened bundle follows, and the check after it searches again)
+        cert = certify(t_c, atoms, w, archive, staged=True)
         upper = cert["upper"]
         missed = upper - f_c > rtol_k * (1.0 + abs(f_c))
         if done and not missed and not _certified(cert) and cert["Pg"].size:
@@ -525,8 +536,9 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
             if got is not None and _certified(got[1]):
                 t_c, cert = got[:2]
                 break
-            if got is not None:
+            if got is not None and "U_all" in got[1]:
                 atoms = np.vstack([atoms, got[1]["U_all"]])
+                w = np.concatenate([w, np.zeros(len(got[1]["U_all"]))])
         if done and not missed and not _certified(cert) and nit < maxiter \
                 and tightened < _MAX_TIGHTEN:
             # rtol met, no missed maximum, but the lower bound is not yet tight: refine the
@@ -534,8 +546,8 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
             rtol_k /= _TIGHTEN
             tightened += 1
             if report is not None:
-                report(f"no certificate at rtol {rtol_k * _TIGHTEN:g} (relative gap "
-                       f"{_relative_gap(cert):.1e}): bundle continued with rtol {rtol_k:g}")
+                report(f"no certificate at rtol {rtol_k * _TIGHTEN:g} ({_shortfall(cert)}): "
+                       f"bundle continued with rtol {rtol_k:g}")
             continue
         if not done or not missed or nit >= maxiter or restarts == _MAX_RESTARTS:
             break  # the gap then shows a missed maximum
@@ -548,6 +560,8 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         got = polish(t_c, cert, atoms, archive)
         if got is not None and _certified(got[1]):
             t_c, cert = got[:2]
+    if cert["runs"] < _CERT_HOP_RUNS:  # uncertified after a staged check: report the full search
+        cert = certify(t_c, atoms, w, archive)
     U, Pg, Q, U_all, Q_all = cert["U"], cert["Pg"], cert["Q"], cert["U_all"], cert["Q_all"]
     upper, lower = cert["upper"], cert["lower"]
     gap = upper - lower
