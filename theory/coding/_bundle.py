@@ -453,15 +453,22 @@ def _certificate(neuron, oracle, Y, t_c, atoms, w, archive, n_random, staged=Fal
                 norm_res=norm_res, runs=1)
     if staged and not _certified(cert):
         return cert
-    # before a certificate is granted (and at the final check): independent basin-hopping runs
-    # from fresh random starts, since hopping stays near where it starts. A higher maximum they
-    # find raises ``upper`` (the caller then adds it as a cut); the lower bound stays valid.
+    return _independent_runs(oracle, Y, cert, n_random)
+
+
+def _independent_runs(oracle, Y, cert, n_random):
+    """Complete a certificate after its first search (``runs`` = 1): _CERT_HOP_RUNS - 1
+    independent basin-hopping runs from fresh random starts at its centre, since hopping stays
+    near where it starts. A higher maximum they find raises ``upper`` (the caller then adds it
+    as a cut); the lower bound stays valid. Needed before a certificate is granted and for the
+    bounds an uncertified result reports."""
+    t_c, U_all, Q_all = cert["t"], cert["U_all"], cert["Q_all"]
     for _ in range(_CERT_HOP_RUNS - 1):
         U_i, Q_i = oracle(t_c, None, n_random=n_random, hop_rounds=_HOP_ROUNDS,
                           patience=_HOP_PATIENCE)
         U_all, Q_all = _union_maxima(U_all, Q_all, U_i, Q_i)
-    cert.update(U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y), runs=_CERT_HOP_RUNS)
-    return cert
+    return dict(cert, U_all=U_all, Q_all=Q_all, upper=Q_all[0] - np.sum(t_c * Y),
+                runs=_CERT_HOP_RUNS)
 
 
 def _polish_and_certify(neuron, Y, t_c, cert, atoms, archive, certify, report):
@@ -560,8 +567,12 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         got = polish(t_c, cert, atoms, archive)
         if got is not None and _certified(got[1]):
             t_c, cert = got[:2]
-    if cert["runs"] < _CERT_HOP_RUNS:  # uncertified after a staged check: report the full search
+    # uncertified after a staged check: report the bounds of the full search (the first search
+    # is reused when the staged check made it)
+    if cert["runs"] == 0:
         cert = certify(t_c, atoms, w, archive)
+    elif cert["runs"] < _CERT_HOP_RUNS:
+        cert = _independent_runs(oracle, Y, cert, n_random)
     U, Pg, Q, U_all, Q_all = cert["U"], cert["Pg"], cert["Q"], cert["U_all"], cert["Q_all"]
     upper, lower = cert["upper"], cert["lower"]
     gap = upper - lower
