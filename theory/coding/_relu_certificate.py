@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from ._relu_search import _batched_local_maxima
+
 __all__: list[str] = []
 
 
@@ -76,23 +78,20 @@ def _pricing(t, fac, Ps, rng, W_known, n_random):
 
 
 def _local_maxima(t, fac, Ps, rng, W_known, n_random):
-    """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found by
-    L-BFGS from the known neurons, from the signed output directions of t (projected onto the
-    range) and from ``n_random`` random starts (``fac``: :class:`._relu_outliers._Factor`). Returns a list of
-    (margin, w with |w| = 1), largest first; maximisers closer than 1e-6 count once."""
+    """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found from the
+    known neurons, from the signed output directions of t (projected onto the range) and from
+    ``n_random`` random starts (``fac``: :class:`._relu_outliers._Factor`), all moved together
+    by :func:`._relu_search._batched_local_maxima` (gradient and region eigen-steps, then the
+    exact face polish). Returns a list of (margin, w with |w| = 1), largest first; maximisers
+    closer than 1e-6 count once."""
+    return _batched_local_maxima(_starts(t, fac, rng, W_known, n_random), fac.B, t, Ps)
+
+
+def _starts(t, fac, rng, W_known, n_random):
+    """Starting directions of :func:`_local_maxima`, rows of an (S, r) array."""
     m = t.shape[1]
-    B, r = fac.B, fac.r
-
-    def f(w):
-        z = B @ w
-        v = t.T @ np.maximum(z, 0.0)
-        nw = w @ w
-        val = (v @ v) / (Ps * nw)
-        gz = (z > 0) * (t @ v) * (2.0 / (Ps * nw))
-        return -val, -(B.T @ gz - 2.0 * val * w / nw)
-
     starts = [w for w in W_known if np.linalg.norm(w) > 0]
-    K0 = B @ B.T
+    K0 = fac.B @ fac.B.T
     for k in range(m):
         for sgn in (1.0, -1.0):
             h = sgn * t[:, k]
@@ -101,19 +100,8 @@ def _local_maxima(t, fac, Ps, rng, W_known, n_random):
                     w = fac.to_w(u)[0]  # coordinates of the projection of u onto the range
                     if np.linalg.norm(w) > 0:
                         starts.append(w)
-    starts += list(rng.standard_normal((n_random, r)))
-    found = []
-    for w0 in starts:
-        res = optimize.minimize(f, w0 / np.linalg.norm(w0), jac=True, method="L-BFGS-B",
-                                options={"maxiter": 500})
-        if -res.fun > 0:
-            found.append((-float(res.fun), res.x / np.linalg.norm(res.x)))
-    found.sort(key=lambda p: -p[0])
-    distinct = []
-    for val, w in found:
-        if all(np.linalg.norm(w - u) > 1e-6 for _, u in distinct):
-            distinct.append((val, w))
-    return distinct
+    starts += list(rng.standard_normal((n_random, fac.r)))
+    return np.array(starts, dtype=float).reshape(len(starts), fac.r)
 
 
 @dataclass(frozen=True)
