@@ -608,3 +608,25 @@ def test_dual_ascent_option_is_checked():
     with pytest.raises(TypeError, match="dual_ascent must be True or False, got 'yes'"):
         solve_relu_outliers(np.eye(6), toy_class_targets(3, y_minus=-0.5)[np.arange(6) % 3],
                             dual_ascent="yes")
+
+
+def test_a_bound_above_a_feasible_network_is_repriced_from_its_neurons():
+    """Weak duality: when a multiplier's dual value exceeds the cost of a feasible network, some
+    neuron of that network violates the multiplier's dual bound. ``_reprice_lower`` prices from
+    those neurons alone here (no known directions, no random starts): the multiplier 1.2 t* of
+    the toy's certified t* (dual value 1.2 x the minimum cost) comes back as t*, with the
+    minimum cost as its bound."""
+    from richlazy.theory.coding._relu_outliers import _Factor, _reprice_lower
+
+    P = 16
+    lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
+    Y = toy_class_targets(3, y_minus=-0.5)[lab]
+    s = solve_relu_outliers(np.eye(P), Y)
+    assert s.converged, s.message
+    fac = _Factor(np.eye(P), np.eye(P), None, np.zeros((P, 0)))
+    t_bad = 1.2 * s.t
+    assert np.sum(t_bad * Y) > 1.19 * s.cost
+    bound, t_fix = _reprice_lower(fac, float(P), Y, 0.0, [t_bad], np.zeros((0, P)), [s.zbar],
+                                  np.random.default_rng(0), 0)
+    assert bound == pytest.approx(s.cost, rel=1e-6)
+    np.testing.assert_allclose(t_fix, s.t, rtol=1e-6, atol=1e-9)

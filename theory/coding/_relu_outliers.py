@@ -200,6 +200,22 @@ class _Factor:
         return Z @ self.Bpinv.T
 
 
+def _reprice_lower(fac, Ps, Y, T, multipliers, W_known, feasible_Z, rng, n_random):
+    """The best weak-duality lower bound (:func:`._relu_certificate._dual_lower_bound`) over
+    ``multipliers``, each priced by the search from the known directions and the neurons of
+    the feasible networks (``feasible_Z``: their preactivations; if a multiplier's dual value
+    exceeds such a network's cost, one of its neurons violates the dual bound, by weak
+    duality). Returns (bound, the feasible multiple of its multiplier)."""
+    W = np.vstack([W_known] + [fac.to_w(Zf) for Zf in feasible_Z])
+    best, t_best = -np.inf, None
+    for t in multipliers:
+        margin, _ = _pricing(t, fac, Ps, rng, W, n_random)
+        bound = _dual_lower_bound(t, Y, T, margin)
+        if bound > best:
+            best, t_best = bound, _feasible_multiple(t, Y, T, margin)
+    return float(best), t_best
+
+
 def _network_point(fac, W, V, Ps, Y, T, out_tol):
     """Neurons of the group-lasso network with unit directions W (rows, range coordinates) and
     readouts V (:func:`._relu_dual._restricted_primal`): balanced neurons ``z_j = s_j B w_j``,
@@ -484,11 +500,13 @@ def solve_relu_outliers(
     upper = cost if (T > 0 or res_d["output"] <= out_tol) else float("inf")
     point_upper = upper  # the point's cost when it is feasible: what another point must beat
     network = None
+    feasible_Z = [Z] if np.isfinite(upper) else []  # preactivations of the feasible networks
     if not ok:  # a feasible network along the known directions (_relu_dual._restricted_primal)
         u, u_res, V_net = _restricted_primal(fac, W_known, Y, Ps, T, V0=V_known, readouts=True)
         if u_res <= out_tol and u < upper:
             upper = u
             network = _network_point(fac, W_known, V_net, Ps, Y, T, out_tol)
+            feasible_Z.append(network[1])
     compact, n_compact = None, 0
     if not ok and network is not None:
         # merge the network's clusters of neurons and solve the KKT system of the merged few
@@ -509,6 +527,7 @@ def solve_relu_outliers(
                 lower, t_low = lower_c, t_c
             if T > 0 or res_c["output"] <= out_tol:
                 upper = min(upper, cost_c)
+                feasible_Z.append(Z_c)
             if (cost_c < point_upper * (1 - 1e-9) and cost_c <= network[2] * (1 + GAP_RTOL)
                     and (compact is None or cost_c < compact[3])):
                 compact = (t_c, A_c, Z_c, cost_c, margin_c, res_c)
@@ -516,6 +535,16 @@ def solve_relu_outliers(
                    f"dual margin {margin_c:.8f}, lower bound {lower:.10g}")
             if compact is not None and compact[3] - lower <= GAP_RTOL * compact[3]:
                 break
+    if lower > upper * (1 + 1e-12):
+        # weak duality fails: the bound's multiplier violates the dual bound on some neuron of a
+        # cheaper feasible network, a direction the pricing search missed. Price it again from
+        # those neurons (and the known directions) and keep the bound that survives.
+        lower, t_fix = _reprice_lower(fac, Ps, Y, T, [t] + ([t_low] if t_low is not None else []),
+                                      W_known, feasible_Z, rng, n_random + Pn)
+        if t_low is not None:
+            t_low = t_fix
+        gap = max(cost - lower, 0.0) / cost if cost > 0 else 0.0
+        ok = ok and gap <= GAP_RTOL
     point_cost = cost
     returned_compact = compact is not None
     returned_network = (not returned_compact and network is not None
@@ -559,6 +588,7 @@ def solve_relu_outliers(
                 "returned point is not the global minimum, which lies in [lower bound, upper "
                 f"bound] (relative width {max(upper - lower, 0.0) / upper:.2e})")
     if lower > upper * (1 + 1e-12):
+        ok = False  # the bound is known to be wrong at this level: no certificate from it
         msg += (f"; the lower bound exceeds the cost of a feasible network by "
                 f"{(lower - upper) / upper:.1e} (relative): the pricing search missed a violating "
                 "direction, so the lower bound is uncertain at about that level")
