@@ -80,10 +80,10 @@ def _pricing(t, fac, Ps, rng, W_known, n_random):
 def _local_maxima(t, fac, Ps, rng, W_known, n_random):
     """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found from the
     known neurons, from the signed output directions of t (projected onto the range) and from
-    ``n_random`` random starts (``fac``: :class:`._relu_outliers._Factor`), all moved together
-    by :func:`._relu_search._batched_local_maxima` (gradient and region eigen-steps, then the
-    exact face polish). Returns a list of (margin, w with |w| = 1), largest first; maximisers
-    closer than 1e-6 count once."""
+    ``n_random`` random starts (``fac``: :class:`._relu_outliers._Factor`), all maximised by
+    :func:`._relu_search._batched_local_maxima` (compiled L-BFGS, then the exact face polish).
+    Returns a list of (margin, w with |w| = 1), largest first; maximisers closer than 1e-6
+    count once."""
     return _batched_local_maxima(_starts(t, fac, rng, W_known, n_random), fac.B, t, Ps)
 
 

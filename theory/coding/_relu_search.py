@@ -36,7 +36,7 @@ _FACE_TOLS = (1e-9, 1e-7, 1e-5, 1e-3)
 
 
 def _ratio(W, B, t, Ps):
-    """f(w) for the rows of W (S, r); also Z = W B^T."""
+    """f(w) for the rows of W (S, r); also Z = W B^T, V = relu(Z) t and |w|^2."""
     Z = W @ B.T
     V = np.maximum(Z, 0.0) @ t
     nw = np.einsum("ij,ij->i", W, W)
@@ -222,11 +222,13 @@ def _face_polish(w, fw, B, t, Ps):
     z = B @ w
     scale = float(np.max(np.abs(z)))
     best_w, best_f = w, fw
+    seen = None
     for tol in (0.0, *_FACE_TOLS):
         face = np.abs(z) <= tol * scale
         pos = (z > 0) & ~face
-        if not np.any(pos):
-            continue
+        if not np.any(pos) or (seen is not None and np.array_equal(face, seen)):
+            continue  # no active input, or the same face as the previous tolerance
+        seen = face
         Dt = pos[:, None] * t
         if np.any(face):
             _, s, Vt = np.linalg.svd(B[face], full_matrices=True)
@@ -238,7 +240,7 @@ def _face_polish(w, fw, B, t, Ps):
             Q = np.eye(B.shape[1])
         BQ = B @ Q
         M = BQ.T @ Dt  # (q, m)
-        lam, U = np.linalg.eigh(M.T @ M)
+        _, U = np.linalg.eigh(M.T @ M)
         y = M @ U[:, -1]
         for sgn in (1.0, -1.0):
             wn = Q @ (sgn * y)
