@@ -227,6 +227,15 @@ E["theory.relu_stability_margin"] = ex(
     t="matrix",
     ratios="ratios",
 )
+E["theory.relu_dual_margin"] = ex(
+    lambda t: dict(K0=np.eye(6), t=_toy_targets()[np.arange(6) % 3], sigma_a2=1.0 / 6,
+                   n_starts=20, seed=0),
+    K0="psd_matrix",
+    t="matrix",
+    sigma_a2="pos_float",
+    n_starts="nonneg_int",
+    seed="seed",
+)
 E["theory.solve_relu_outliers"] = ex(
     lambda t: dict(
         K0=np.eye(6),

@@ -80,6 +80,7 @@ EXEMPT: dict[str, str] = {
             "GPPosterior",
             "LinearNetworkSolution",
             "ReLUBlockSolution",
+            "ReLUDualMargin",
             "ReLUOutlierSolution",
             "ReLUToySolution",
             "SigmoidGeneralSolution",

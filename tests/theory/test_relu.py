@@ -401,6 +401,33 @@ def test_restricted_primal_is_the_group_lasso_cost_of_its_directions():
         assert cost == pytest.approx(ref, rel=1e-7) and res < 1e-10
 
 
+def test_network_point_of_directions_of_any_length_interpolates_at_the_group_lasso_cost():
+    """_network_point builds the network of _restricted_primal's readouts: those readouts are
+    for unit directions, so directions of other lengths (the solver passes the KKT point's own
+    w = B^+ z and random rows) must be normalised first. On the correlated problem with 60
+    random directions of lengths 0.2 to 5 the network interpolates and costs the group-lasso
+    value (an earlier version scaled each neuron's output by its direction's length and
+    returned no network)."""
+    from richlazy.theory.coding._problem import _check_psd_gram
+    from richlazy.theory.coding._relu_dual import _restricted_primal
+    from richlazy.theory.coding._relu_outliers import _Factor, _network_point
+
+    K0, Y = _correlated_problem()
+    fac = _Factor(*_check_psd_gram(K0))
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((60, K0.shape[0]))
+    W *= rng.uniform(0.2, 5.0, size=(60, 1)) / np.linalg.norm(W, axis=1, keepdims=True)
+    Ps = float(K0.shape[0])
+    cost, res, V = _restricted_primal(fac, W, Y, Ps, 0.0, readouts=True)
+    assert res < 1e-10
+    net = _network_point(fac, W, V, Ps, Y, 0.0, 1e-8)
+    assert net is not None
+    A, Z, c = net
+    np.testing.assert_allclose(np.maximum(Z, 0.0).T @ A, Y, atol=1e-8)
+    # the readouts are solved again on their support, which may only lower the IRLS cost
+    assert c <= cost * (1 + 1e-12) and c == pytest.approx(cost, rel=1e-7)
+
+
 def _orthonormal_toy_dual_start():
     """Orthonormal toy inputs (P = 16, class ratios 1/2, 1/4, 1/4, y- = -1/2) for the dual
     methods: (Y, P, the closed-form minimum ``P sum_c sqrt(rho_c) |y_c|`` (notes §5.2), the
@@ -563,7 +590,8 @@ def test_dual_ascent_bound_on_a_fashion_mnist_problem_stays_below_known_networks
     ``load_fig6_data(30, 10, seed=0, dataset="fashion_mnist")``, stored in
     data_fashion_relu30.npz). Without the dual ascent the seed-0 KKT point has a 1.1 % gap; the
     ascent raises the bound above 69.2 and returns that point or a cheaper network along its
-    directions (69.22352 since the compiled pricing search). The bound must lie below the
+    directions (69.22352 since the compiled pricing search). A certificate of that point by a
+    search blind to random starts is refused by the verification search. The bound must lie below the
     cost of every feasible network. ``zbar_seed7`` in the file holds the outlier preactivations
     of a restart with seed 7 (``maxiter=25, dual_ascent=False``) on one machine; their
     group-lasso interpolant (IRLS) costs 69.22477, below the seed-0 point's 69.22502, and a
@@ -579,6 +607,7 @@ def test_dual_ascent_bound_on_a_fashion_mnist_problem_stays_below_known_networks
     old = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=0, dual_ascent=False)
     assert not old.converged and old.duality_gap > 1e-3
     assert "not the global minimum" in old.message  # the cutting-plane proof
+    _check_verification_blocks_a_blind_certificate(K0, old)
     s = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=13, seed=0)
     # a better bound, and the same point or a cheaper network along the ascent's directions
     # (since the compiled pricing search: 69.22352, below the seed-7 restart's network)
@@ -630,3 +659,37 @@ def test_a_bound_above_a_feasible_network_is_repriced_from_its_neurons():
                                   np.random.default_rng(0), 0)
     assert bound == pytest.approx(s.cost, rel=1e-6)
     np.testing.assert_allclose(t_fix, s.t, rtol=1e-6, atol=1e-9)
+
+
+def _check_verification_blocks_a_blind_certificate(K0, s):
+    """_certify_kkt_point accepts a multiplier only after its ``verify`` search agrees. At the
+    non-global KKT point ``s`` (solved without the dual ascent), a pricing search that starts
+    only from the point's neurons and the last cuts (no random starts) sees margin 1 at the
+    point's own multiplier and certifies it; with the 40 P-start verification its maxima become
+    cuts, and the cutting planes prove the point non-global. (In the sweeps, a 55-start search
+    certified compact KKT points that a 400 P-start search refutes by 0.1-2 %.)"""
+    from richlazy.theory.coding._problem import _check_psd_gram
+    from richlazy.theory.coding._relu_certificate import _certify_kkt_point, _local_maxima
+    from richlazy.theory.coding._relu_kkt import _subgradient
+    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_search import _batched_local_maxima
+
+    P = K0.shape[0]
+    fac = _Factor(*_check_psd_gram(K0))
+    A, Z = s.abar, s.zbar
+    zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
+    theta0 = _subgradient(Z, A, s.t, fac, np.abs(Z) <= zero_tol)[0]
+
+    def blind(t, W_known):  # no random starts: only the neurons and the last round's cuts
+        return _batched_local_maxima(W_known, fac.B, t, float(P))
+
+    rng = np.random.default_rng(1)
+    wide = lambda t, W_known: _local_maxima(t, fac, float(P), rng, W_known, 40 * P)  # noqa: E731
+    fooled = _certify_kkt_point(s.t, A, Z, fac, float(P), blind, theta0=theta0,
+                                zero_tol=zero_tol)
+    checked = _certify_kkt_point(s.t, A, Z, fac, float(P), blind, theta0=theta0,
+                                 zero_tol=zero_tol, verify=wide)
+    assert fooled.margin <= 1 + 1e-6  # the blind search alone certifies a non-global point
+    assert checked.margin > 1 + 1e-3 and checked.cut_bound > 1 + 1e-6
+    found = _local_maxima(checked.t, fac, float(P), np.random.default_rng(2), fac.to_w(Z), 40 * P)
+    assert found[0][0] == pytest.approx(checked.margin, rel=1e-3)

@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
+from richlazy.theory import relu_dual_margin, solve_relu_outliers
 from richlazy.theory.coding._relu_search import _ascend, _batched_local_maxima, _ratio
 
 
@@ -88,3 +89,72 @@ def test_starts_with_zero_ratio_give_no_maximum():
     t = np.abs(t)
     W0 = -np.linalg.solve(B, np.ones((5, 2))).T  # z = -1 everywhere: relu(z) = 0
     assert _batched_local_maxima(W0, B, t, Ps) == []
+
+
+# --- the public search: relu_dual_margin -------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_public_margin_is_the_enumerated_global_maximum(seed):
+    """relu_dual_margin on K0 = B B^T with its default starts equals the enumeration; its
+    maximiser z is scaled to z^T K0^-1 z = 1 and attains the margin."""
+    B, t, Ps = _problem(6, 2, seed)
+    K0 = B @ B.T
+    res = relu_dual_margin(K0, t, seed=3)
+    assert res.converged and res.n_starts == res.nit >= 240
+    assert res.margin == pytest.approx(_face_maximum(B, t, Ps), rel=1e-10)
+    assert res.z @ np.linalg.solve(K0, res.z) == pytest.approx(1.0, rel=1e-10)
+    v = t.T @ np.maximum(res.z, 0.0)
+    assert v @ v / Ps == pytest.approx(res.margin, rel=1e-10)
+    assert res.maxima[0] == res.margin and np.all(np.diff(res.maxima) <= 0)
+    assert res.directions.shape == (len(res.maxima), 6)
+
+
+def test_public_margin_on_a_singular_kernel_stays_in_its_range():
+    """Rank-4 K0 at P = 7: the maximiser lies in the range of K0 and the margin is the
+    enumeration over the range coordinates (the range factor of the eigendecomposition)."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((4, 7))
+    K0 = X.T @ X / 4
+    t = rng.standard_normal((7, 2))
+    lam, V = np.linalg.eigh(K0)
+    keep = lam > 1e-10 * lam[-1]
+    Br = V[:, keep] * np.sqrt(lam[keep])
+    res = relu_dual_margin(K0, t, sigma_a2=0.5)
+    assert res.margin == pytest.approx(_face_maximum(Br, t, 2.0), rel=1e-10)
+    null = V[:, ~keep]
+    assert np.abs(null.T @ res.directions.T).max() < 1e-10 * np.abs(res.directions).max()
+    assert res.z @ np.linalg.pinv(K0) @ res.z == pytest.approx(1.0, rel=1e-8)
+
+
+def test_public_margin_certifies_the_toy_solution_and_explicit_starts():
+    """On orthonormal inputs the solver's multiplier is dual feasible with margin exactly 1
+    (the optimum's outliers attain it); explicit starts are searched as given."""
+    P = 16
+    Yc = np.array([[1.0, -0.5, -0.5], [-0.5, 1.0, -0.5], [-0.5, -0.5, 1.0]])
+    lab = np.repeat(np.arange(3), [8, 4, 4])
+    sol = solve_relu_outliers(np.eye(P), Yc[lab], seed=0)
+    assert sol.converged, sol.message
+    res = relu_dual_margin(np.eye(P), sol.t, n_starts=200, seed=1)
+    assert res.margin == pytest.approx(1.0, abs=1e-8)
+    one = relu_dual_margin(np.eye(P), sol.t, starts=sol.zbar[:1])
+    assert one.n_starts == 1 and one.margin == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(one.z, sol.zbar[0] / np.linalg.norm(sol.zbar[0]), atol=1e-6)
+
+
+def test_public_margin_rejects_bad_input_by_name():
+    K0, t = np.eye(4), np.ones((4, 2))
+    with pytest.raises(ValueError, match="t must have P = 4 rows"):
+        relu_dual_margin(K0, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="either starts or n_starts"):
+        relu_dual_margin(K0, t, starts=np.ones((2, 4)), n_starts=3)
+    with pytest.raises(ValueError, match="starts must be an"):
+        relu_dual_margin(K0, t, starts=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="sigma_a2"):
+        relu_dual_margin(K0, t, sigma_a2=-1.0)
+    with pytest.raises(ValueError, match="n_starts"):
+        relu_dual_margin(K0, t, n_starts=-1)
+    with pytest.raises(ValueError, match="K0"):
+        relu_dual_margin(-K0, t)
+    res = relu_dual_margin(K0, np.zeros((4, 1)), n_starts=5)  # t = 0: t^T relu(z) = 0 for all z
+    assert res.n_starts == 5 and res.margin == 0.0 and res.maxima.size == 0 and not np.any(res.z)

@@ -9,7 +9,8 @@ layers between, whose prior kernel is class-block; ``_deep_two_layer``: the self
 L = 2 network; ``_deep_multi_layer``: any L; ``_deep_fixed_point``: their shared Newton loop), ``_sweeps``,
 ``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_block`` (+ ``_relu_block_bulk``:
 the toy theory on class-block kernels), ``_relu_outliers`` (+
-``_relu_certificate``, its dual certificate), and ``_protocol`` (the common ``predict`` /
+``_relu_certificate``, its dual certificate; ``_relu_search``, the compiled search for the dual
+margin, public as ``relu_dual_margin`` in ``_relu_margin``), and ``_protocol`` (the common ``predict`` /
 ``test_kernel`` / ``generalization_error`` signatures of the predicting solutions).
 
 Conventions: inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``);
@@ -56,6 +57,10 @@ from ._relu_block import (
     block_stability_margin,
     class_block_kernel,
     solve_relu_block,
+)
+from ._relu_margin import (
+    ReLUDualMargin,
+    relu_dual_margin,
 )
 from ._relu_outliers import (
     ReLUOutlierSolution,
@@ -109,8 +114,10 @@ __all__ = [
     "block_stability_margin",
     "class_block_kernel",
     "solve_relu_block",
+    "ReLUDualMargin",
     "ReLUOutlierSolution",
     "ReLUToySolution",
+    "relu_dual_margin",
     "relu_stability_margin",
     "solve_relu_outliers",
     "solve_relu_toy",

@@ -42,6 +42,10 @@ __all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
 GAP_RTOL = 1e-6  # a KKT point within this relative duality gap of the lower bound is certified
 PROX_STEPS = 4  # proximal steps (of at most 10 restricted problems) of the dual ascent
 INOUT_ITER = 40  # restricted problems of the in-out refinement (_relu_dual._inout)
+# random starts per training input of the search that checks every margin a certificate rests
+# on (as the dual ascent's verification): at P = 30 a search of 55 starts certified compact KKT
+# points whose multipliers a search of 40 P starts finds violated by 2 % (docs/coding_relu.md)
+N_VERIFY_PER_P = 40
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class ReLUOutlierSolution(SolverStatus):
                          restricted problem, or the point's own without the ascent;
                          :func:`._relu_dual._restricted_primal`); inf when neither interpolates.
                          ``bracket_gap`` is the relative width of [lower_bound, upper_bound].
+    t_bound : (P, m)     the dual-feasible multiplier whose dual value is ``lower_bound`` (the
+                         multiplier that gave the bound, scaled by ``1/sqrt(its margin)``):
+                         ``relu_dual_margin(K0, t_bound, sigma_a2=...)`` checks the bound
+                         independently (its margin must be <= 1 for the bound to hold).
     K0, Y, P_scale, T : the problem (K0 (P, P) input kernel of the training inputs, columns of X;
                          Y (P, m), one row per training input, m outputs; P_scale = 1/sigma_a2 =
                          inverse readout prior variance, default P; T = rescaled temperature,
@@ -100,6 +108,7 @@ class ReLUOutlierSolution(SolverStatus):
     lower_bound: float = float("nan")
     duality_gap: float = float("nan")
     upper_bound: float = float("nan")
+    t_bound: np.ndarray | None = None
 
     @property
     def n_outliers(self) -> int:
@@ -217,11 +226,20 @@ def _reprice_lower(fac, Ps, Y, T, multipliers, W_known, feasible_Z, rng, n_rando
 
 
 def _network_point(fac, W, V, Ps, Y, T, out_tol):
-    """Neurons of the group-lasso network with unit directions W (rows, range coordinates) and
-    readouts V (:func:`._relu_dual._restricted_primal`): balanced neurons ``z_j = s_j B w_j``,
-    ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` (cost ``sqrt(Ps) |v_j|`` each, notes
-    §5.2), on the support of the readouts when that network is feasible and no dearer. Returns
-    (A, Z, cost), or None when the network does not interpolate (T = 0)."""
+    """Neurons of the group-lasso network with directions W (rows, range coordinates; taken as
+    unit vectors, as :func:`._relu_dual._restricted_primal` does) and its readouts V: balanced
+    neurons ``z_j = s_j B w_j``, ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` (cost
+    ``sqrt(Ps) |v_j|`` each, notes §5.2), on the support of the readouts when that network is
+    feasible and no dearer. Returns (A, Z, cost), or None when the network does not interpolate
+    (T = 0)."""
+    W = np.asarray(W, float)
+    lengths = np.linalg.norm(W, axis=1)
+    # the readouts are for unit directions; rows already unit to rounding are left bit for bit
+    # (the compaction below follows L-BFGS paths that a 1e-13 change can send elsewhere)
+    off = (lengths > 0) & (np.abs(lengths - 1.0) > 1e-12)
+    if np.any(off):
+        W = W.copy()
+        W[off] /= lengths[off, None]
     norms = np.linalg.norm(V, axis=1)
     if norms.size == 0 or norms.max() <= 0:
         return None
@@ -400,12 +418,28 @@ def solve_relu_outliers(
     rng = as_rng(seed)
     K0pinv = fac.pinv  # K0^+ (K0^-1 for a positive-definite K0)
 
+    n_verify = N_VERIFY_PER_P * Pn  # random starts of every search a certificate rests on
+    # the verification searches draw from their own stream, so that they change the solver's
+    # path only where they find a violation (the path follows every random number it draws)
+    rng_v = rng.spawn(1)[0]
+
     def certify(t, A, Z, n_start):
         zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))  # as for the KKT residuals
         theta0 = _subgradient(Z, A, t, fac, np.abs(Z) <= zero_tol)[0]
         return _certify_kkt_point(
             t, A, Z, fac, Ps, lambda tt, Wk: _local_maxima(tt, fac, Ps, rng, Wk, n_start),
-            theta0=theta0, zero_tol=zero_tol)
+            theta0=theta0, zero_tol=zero_tol,
+            verify=lambda tt, Wk: _local_maxima(tt, fac, Ps, rng_v, Wk, n_verify))
+
+    def price(t, W, n_start):
+        """Dual margin by a search of ``n_start`` random starts, checked by one of ``n_verify``
+        when it would certify (margin <= 1 + 1e-6). Returns (margin, violating w or None)."""
+        margin, w_star = _pricing(t, fac, Ps, rng, W, n_start)
+        if margin <= 1.0 + 1e-6:
+            margin_v, w_v = _pricing(t, fac, Ps, rng_v, W, n_verify)
+            if margin_v > margin:
+                margin, w_star = margin_v, w_v
+        return margin, w_star
 
     Pi = _row_space_projector(Y)
     lam_end = T if T > 0 else 1e-4
@@ -443,7 +477,7 @@ def solve_relu_outliers(
             t, A, Z, W, res_d = _kkt_point(A, W, lam_end, fac, Ps, Y, T, tol, Pi)
             resid = max(res_d.values())
             ok_kkt = resid <= 10 * max(tol, 1e-8)
-            margin, w_star = _pricing(t, fac, Ps, rng, W, n_random)
+            margin, w_star = price(t, W, n_random)
             cert = None
             if ok_kkt and T == 0 and margin > 1.0 + 1e-6:  # t is not unique at T = 0
                 cert = certify(t, A, Z, n_random)
@@ -468,7 +502,7 @@ def solve_relu_outliers(
                 (not best[6] and not ok_kkt and resid < best[4]):
             best = cand
     t, A, Z, cost, resid, res_d, ok_kkt, out_of_budget, cert = best
-    margin, _ = _pricing(t, fac, Ps, rng, fac.to_w(Z), n_random + Pn)
+    margin, _ = price(t, fac.to_w(Z), n_random + Pn)
     if ok_kkt and T == 0 and margin > 1.0 + 1e-6 and (cert is None or cert.margin <= 1.0 + 1e-6):
         # the wider search found a violation the certificate had not seen: certify again with it
         cert = certify(t, A, Z, n_random + Pn)
@@ -476,6 +510,7 @@ def solve_relu_outliers(
             t, margin = cert.t, cert.margin
     ok = ok_kkt and margin <= 1.0 + 1e-6
     lower = _dual_lower_bound(t, Y, T, margin)
+    t_bound = _feasible_multiple(t, Y, T, margin)  # the multiplier of ``lower``
     gap = (cost - lower) / cost if cost > 0 else 0.0
     ascent = None  # the number of restricted duals the ascent solved
     W_known, V_known, t_low = fac.to_w(Z), None, None
@@ -494,7 +529,7 @@ def solve_relu_outliers(
                 t_asc, lower_asc = t_io, lower_io
         if lower_asc > lower:
             lower, gap = lower_asc, (cost - lower_asc) / cost
-            t_low = t_asc
+            t_low = t_bound = t_asc
         ok = ok_kkt and gap <= GAP_RTOL
     out_tol = 1e-8 * float(np.abs(Y).max())
     upper = cost if (T > 0 or res_d["output"] <= out_tol) else float("inf")
@@ -506,7 +541,8 @@ def solve_relu_outliers(
         if u_res <= out_tol and u < upper:
             upper = u
             network = _network_point(fac, W_known, V_net, Ps, Y, T, out_tol)
-            feasible_Z.append(network[1])
+            if network is not None:
+                feasible_Z.append(network[1])
     compact, n_compact = None, 0
     if not ok and network is not None:
         # merge the network's clusters of neurons and solve the KKT system of the merged few
@@ -517,7 +553,7 @@ def solve_relu_outliers(
         for t_c, A_c, Z_c, cost_c, res_c in _compact_points(network[0], network[1], fac, Ps, Y,
                                                             T, tol, lam_end, Pi):
             n_compact += 1
-            margin_c, _ = _pricing(t_c, fac, Ps, rng, fac.to_w(Z_c), n_random + Pn)
+            margin_c, _ = price(t_c, fac.to_w(Z_c), n_random + Pn)
             if T == 0 and margin_c > 1.0 + 1e-6:  # t is not unique at T = 0
                 cert_c = certify(t_c, A_c, Z_c, n_random + Pn)
                 if cert_c.margin < margin_c:
@@ -525,6 +561,7 @@ def solve_relu_outliers(
             lower_c = _dual_lower_bound(t_c, Y, T, margin_c)
             if lower_c > lower:
                 lower, t_low = lower_c, t_c
+                t_bound = _feasible_multiple(t_c, Y, T, margin_c)
             if T > 0 or res_c["output"] <= out_tol:
                 upper = min(upper, cost_c)
                 feasible_Z.append(Z_c)
@@ -540,12 +577,15 @@ def solve_relu_outliers(
         # cheaper feasible network, a direction the pricing search missed. Price it again from
         # those neurons (and the known directions) and keep the bound that survives.
         lower, t_fix = _reprice_lower(fac, Ps, Y, T, [t] + ([t_low] if t_low is not None else []),
-                                      W_known, feasible_Z, rng, n_random + Pn)
+                                      W_known, feasible_Z, rng_v, n_verify)
         if t_low is not None:
             t_low = t_fix
+        t_bound = t_fix
         gap = max(cost - lower, 0.0) / cost if cost > 0 else 0.0
         ok = ok and gap <= GAP_RTOL
     point_cost = cost
+    known = ("the directions of the dual ascent" if ascent is not None else
+             "the KKT point's own directions")
     returned_compact = compact is not None
     returned_network = (not returned_compact and network is not None
                         and network[2] < point_upper * (1 - 1e-9))
@@ -560,7 +600,10 @@ def solve_relu_outliers(
         # return the cheaper network (with the lower bound's multiplier) instead of the point
         A, Z, cost = network
         t = t_low if t_low is not None else _feasible_multiple(t, Y, T, margin)
-        margin, _ = _pricing(t, fac, Ps, rng, fac.to_w(Z), n_random + Pn)
+        margin, _ = _pricing(t, fac, Ps, rng_v, fac.to_w(Z), n_verify)
+        if margin > 1.0 + 1e-6:  # this search refutes the bound's multiplier: scale it down
+            lower = min(lower, _dual_lower_bound(t, Y, T, margin))
+            t_bound = _feasible_multiple(t, Y, T, margin)
         zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
         res_d = _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol)
         resid = max(res_d.values())
@@ -571,8 +614,7 @@ def solve_relu_outliers(
            f"margin {margin:.8f}, dual lower bound {lower:.10g} (relative gap {gap:.2e}), "
            f"feasible upper bound {upper:.10g} ({nit} stages, {n_lbfgs} L-BFGS steps)")
     if returned_network:
-        msg += (f"; returned: the group-lasso network over the directions of the dual ascent "
-                f"({A.shape[0]} neurons), " +
+        msg += (f"; returned: the group-lasso network over {known} ({A.shape[0]} neurons), " +
                 (f"cheaper than the KKT point of the sliding neurons ({point_cost:.10g})"
                  if np.isfinite(point_upper) else
                  f"feasible, where the point of the sliding neurons (cost {point_cost:.10g}) does "
@@ -580,7 +622,7 @@ def solve_relu_outliers(
                 "; it is a KKT point only to the residual shown")
     if returned_compact:
         msg += (f"; returned: a KKT point of {A.shape[0]} neurons from merging the clustered "
-                "neurons of the group-lasso network over the directions of the dual ascent "
+                f"neurons of the group-lasso network over {known} "
                 f"({network[0].shape[0]} neurons, cost {network[2]:.10g}; the sliding-neuron "
                 f"KKT point cost {point_cost:.10g})")
     if upper < cost * (1 - 1e-9):
@@ -618,9 +660,11 @@ def solve_relu_outliers(
                         "settle it")
         if replaced:  # only the gap is open
             why = (f"; the returned {'point' if returned_compact else 'network'} is within "
-                   f"{gap:.1e} of the lower bound, not within {GAP_RTOL:g} (the dual ascent's "
-                   "budget is spent; neither the search over neuron directions nor the merged "
-                   "network's multipliers closed the gap)")
+                   f"{gap:.1e} of the lower bound, not within {GAP_RTOL:g} " +
+                   ("(the dual ascent's budget is spent; neither the search over neuron "
+                    "directions nor the merged network's multipliers closed the gap)"
+                    if ascent is not None else
+                    "(dual_ascent=False: the dual ascent would raise the lower bound)"))
         if fac.singular and T == 0 and res_d["output"] > 1e-6 * float(np.max(np.abs(Y))):
             # the likely reason on a singular K0: no interpolant exists (t diverges with 1/lam)
             why = (f"; the output constraint is violated by {res_d['output']:.2e}: K0 is "
@@ -641,7 +685,7 @@ def solve_relu_outliers(
         nit=nit, residual=resid,
         abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
         K0=K0, Y=Y, P_scale=Ps, T=T, lower_bound=float(lower), duality_gap=float(gap),
-        upper_bound=float(upper),
+        upper_bound=float(upper), t_bound=t_bound,
     )
     report(out.message, force=True)
     raise_if_failed(out, throw)

@@ -27,6 +27,7 @@ BENCH_MODULES = (
     "richlazy.validate.benchmarks._equality",
     "richlazy.validate.benchmarks._sigmoid_data",
     "richlazy.validate.benchmarks._relu_data",
+    "richlazy.validate.benchmarks._relu_search",
     "richlazy.validate.benchmarks._relu_block",
     "richlazy.validate.benchmarks._code_moves",
 )

@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--only", metavar="NAMES", default=None,
                    help="comma-separated subset of the benchmarks: sampler, sampler-ess, coding, "
                         "richness, ldt, ldt-sampler, equality, equality-structured, sigmoid-data, "
-                        "relu-data, relu-block, code-moves (default: all)")
+                        "relu-data, relu-search, relu-block, code-moves (default: all)")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--min-time", type=_positive_float, default=1.0, metavar="S",
                    help="minimum seconds per timed measurement (default 1.0)")
