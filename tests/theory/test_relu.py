@@ -304,7 +304,8 @@ def test_certificate_multipliers_all_satisfy_the_kkt_conditions():
     subgradient in [0, 1] on the zero ones, checked independently with K0^-1."""
     from richlazy.theory.coding._problem import _check_psd_gram
     from richlazy.theory.coding._relu_certificate import _multiplier_polyhedron
-    from richlazy.theory.coding._relu_outliers import _Factor, _subgradient
+    from richlazy.theory.coding._relu_factor import _Factor
+    from richlazy.theory.coding._relu_kkt import _subgradient
 
     K0, Y = _correlated_problem()
     P = K0.shape[0]
@@ -378,7 +379,7 @@ def test_restricted_primal_is_the_group_lasso_cost_of_its_directions():
     T = 0 and T > 0; targets outside the span of the features are reported by the residual."""
     from richlazy.theory.coding._problem import _check_psd_gram
     from richlazy.theory.coding._relu_dual import _restricted_primal
-    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_factor import _Factor
 
     lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
     Yc = toy_class_targets(3, y_minus=-0.5)
@@ -409,8 +410,8 @@ def test_network_point_of_directions_of_any_length_interpolates_at_the_group_las
     value (an earlier version scaled each neuron's output by its direction's length and
     returned no network)."""
     from richlazy.theory.coding._problem import _check_psd_gram
-    from richlazy.theory.coding._relu_dual import _restricted_primal
-    from richlazy.theory.coding._relu_outliers import _Factor, _network_point
+    from richlazy.theory.coding._relu_dual import _network_point, _restricted_primal
+    from richlazy.theory.coding._relu_factor import _Factor
 
     K0, Y = _correlated_problem()
     fac = _Factor(*_check_psd_gram(K0))
@@ -433,7 +434,7 @@ def _orthonormal_toy_dual_start():
     methods: (Y, P, the closed-form minimum ``P sum_c sqrt(rho_c) |y_c|`` (notes §5.2), the
     factor of K0 = I, a generator, a poor starting multiplier t0)."""
     from richlazy.theory.coding._problem import _check_psd_gram
-    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_factor import _Factor
 
     lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
     Yc = toy_class_targets(3, y_minus=-0.5)
@@ -453,7 +454,7 @@ def test_dual_ascent_reaches_the_global_minimum_from_a_poor_multiplier():
     from richlazy.theory.coding._problem import _check_psd_gram
     from richlazy.theory.coding._relu_certificate import _local_maxima
     from richlazy.theory.coding._relu_dual import _prox_dual_ascent
-    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_factor import _Factor
 
     Y, P, exact, fac, rng, t0 = _orthonormal_toy_dual_start()
     t, bound, n, _ = _prox_dual_ascent(fac, Y, float(P), 0.0, t0, np.zeros((0, P)), rng, 8,
@@ -483,7 +484,7 @@ def test_inout_refinement_brackets_the_minimum_and_narrows_it():
     it keeps the certified cost of the solver between its bounds."""
     from richlazy.theory.coding._problem import _check_psd_gram
     from richlazy.theory.coding._relu_dual import _inout_refinement, _restricted_primal
-    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_factor import _Factor
 
     Y, P, exact, fac, rng, t0 = _orthonormal_toy_dual_start()
     W0 = rng.standard_normal((3 * P, P))
@@ -534,7 +535,7 @@ def test_merge_keeps_the_output_of_parallel_neurons_at_no_more_cost():
     balanced neuron with the same output (relu is positively homogeneous) and the cheapest
     split: cost sqrt(Ps) |a| |w| per neuron (notes §5.2)."""
     from richlazy.theory.coding._problem import _check_psd_gram
-    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_factor import _Factor
     from richlazy.theory.coding._relu_sliding import _cluster, _merge_groups
 
     K0, Y = _correlated_problem()
@@ -565,7 +566,7 @@ def test_compaction_recovers_the_certified_point_from_a_clustered_network():
     interpolates) is compacted (_relu_sliding._compact_points) back into the certified point:
     the same number of neurons, the same cost, KKT residuals at rounding level, interpolation."""
     from richlazy.theory.coding._problem import _check_psd_gram, _row_space_projector
-    from richlazy.theory.coding._relu_outliers import _Factor
+    from richlazy.theory.coding._relu_factor import _Factor
     from richlazy.theory.coding._relu_sliding import _compact_points
 
     K0, Y = _correlated_problem()
@@ -645,7 +646,8 @@ def test_a_bound_above_a_feasible_network_is_repriced_from_its_neurons():
     those neurons alone here (no known directions, no random starts): the multiplier 1.2 t* of
     the toy's certified t* (dual value 1.2 x the minimum cost) comes back as t*, with the
     minimum cost as its bound."""
-    from richlazy.theory.coding._relu_outliers import _Factor, _reprice_lower
+    from richlazy.theory.coding._relu_certificate import _reprice_lower
+    from richlazy.theory.coding._relu_factor import _Factor
 
     P = 16
     lab = np.array([0] * 8 + [1] * 4 + [2] * 4)
@@ -670,8 +672,8 @@ def _check_verification_blocks_a_blind_certificate(K0, s):
     certified compact KKT points that a 400 P-start search refutes by 0.1-2 %.)"""
     from richlazy.theory.coding._problem import _check_psd_gram
     from richlazy.theory.coding._relu_certificate import _certify_kkt_point, _local_maxima
+    from richlazy.theory.coding._relu_factor import _Factor
     from richlazy.theory.coding._relu_kkt import _subgradient
-    from richlazy.theory.coding._relu_outliers import _Factor
     from richlazy.theory.coding._relu_search import _batched_local_maxima
 
     P = K0.shape[0]

@@ -80,7 +80,7 @@ def _pricing(t, fac, Ps, rng, W_known, n_random):
 def _local_maxima(t, fac, Ps, rng, W_known, n_random):
     """Distinct local maxima of the dual ratio ``|t^T relu(B w)|^2 / (Ps |w|^2)`` found from the
     known neurons, from the signed output directions of t (projected onto the range) and from
-    ``n_random`` random starts (``fac``: :class:`._relu_outliers._Factor`), all maximised by
+    ``n_random`` random starts (``fac``: :class:`._relu_factor._Factor`), all maximised by
     :func:`._relu_search._batched_local_maxima` (compiled L-BFGS, then the exact face polish).
     Returns a list of (margin, w with |w| = 1), largest first; maximisers closer than 1e-6
     count once."""
@@ -259,3 +259,19 @@ def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6
                         rounds=rounds, n_cuts=len(cuts), free_dims=int(N.shape[1]),
                         exact=exact, cuts=np.array(cuts),
                         polyhedron=(x0, N, G))
+
+
+def _reprice_lower(fac, Ps, Y, T, multipliers, W_known, feasible_Z, rng, n_random):
+    """The best weak-duality lower bound (:func:`._relu_certificate._dual_lower_bound`) over
+    ``multipliers``, each priced by the search from the known directions and the neurons of
+    the feasible networks (``feasible_Z``: their preactivations; if a multiplier's dual value
+    exceeds such a network's cost, one of its neurons violates the dual bound, by weak
+    duality). Returns (bound, the feasible multiple of its multiplier)."""
+    W = np.vstack([W_known] + [fac.to_w(Zf) for Zf in feasible_Z])
+    best, t_best = -np.inf, None
+    for t in multipliers:
+        margin, _ = _pricing(t, fac, Ps, rng, W, n_random)
+        bound = _dual_lower_bound(t, Y, T, margin)
+        if bound > best:
+            best, t_best = bound, _feasible_multiple(t, Y, T, margin)
+    return float(best), t_best

@@ -150,7 +150,7 @@ def _ascent(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, rho=None, n_
             n_inner=25, max_atoms=None, target=None, gap_rtol=1e-7, report=None):
     """Raise the weak-duality lower bound of the outlier problem from the multiplier t0.
 
-    fac : :class:`._relu_outliers._Factor` of K0; Y (P, m) targets; Ps = 1/sigma_a2; T >= 0;
+    fac : :class:`._relu_factor._Factor` of K0; Y (P, m) targets; Ps = 1/sigma_a2; T >= 0;
     t0 (P, m) any multiplier (scaled to dual feasibility first); W0 (k, r) known neuron
     directions (range coordinates) that seed the restricted problem; ``n_random`` random starts
     of each pricing search; ``n_verify`` (default 40 P) random starts of the search that
@@ -242,7 +242,7 @@ def _inout(fac, Y, Ps, T, t0, W0, rng, n_random, *, n_verify=None, n_iter=60, al
             max_atoms=None, target=None, gap_rtol=1e-7, report=None):
     """In-out column generation on the dual of the outlier problem, from the multiplier t0.
 
-    fac : :class:`._relu_outliers._Factor` of K0; Y (P, m) targets; Ps = 1/sigma_a2; T >= 0;
+    fac : :class:`._relu_factor._Factor` of K0; Y (P, m) targets; Ps = 1/sigma_a2; T >= 0;
     t0 (P, m) any multiplier (scaled to dual feasibility first); W0 (k, r) known neuron
     directions (range coordinates) that seed the restricted problem; ``n_random`` random starts
     of each pricing search; ``n_verify`` (default 40 P) random starts of the search that
@@ -382,3 +382,39 @@ def _restricted_primal(fac, W, Y, Ps, T, *, V0=None, iters=3000, rtol=1e-13, rea
         full[np.flatnonzero(nonzero)[used]] = V
         return out + (full,)
     return out
+
+
+def _network_point(fac, W, V, Ps, Y, T, out_tol):
+    """Neurons of the group-lasso network with directions W (rows, range coordinates; taken as
+    unit vectors, as :func:`._relu_dual._restricted_primal` does) and its readouts V: balanced
+    neurons ``z_j = s_j B w_j``, ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` (cost
+    ``sqrt(Ps) |v_j|`` each, notes §5.2), on the support of the readouts when that network is
+    feasible and no dearer. Returns (A, Z, cost), or None when the network does not interpolate
+    (T = 0)."""
+    W = np.asarray(W, float)
+    lengths = np.linalg.norm(W, axis=1)
+    # the readouts are for unit directions; rows already unit to rounding are left bit for bit
+    # (the compaction below follows L-BFGS paths that a 1e-13 change can send elsewhere)
+    off = (lengths > 0) & (np.abs(lengths - 1.0) > 1e-12)
+    if np.any(off):
+        W = W.copy()
+        W[off] /= lengths[off, None]
+    norms = np.linalg.norm(V, axis=1)
+    if norms.size == 0 or norms.max() <= 0:
+        return None
+    # the support (readouts above 1e-6 of the largest), its readouts solved again on it alone so
+    # that the smaller network interpolates exactly; the cheaper of the two networks is kept
+    keep = norms > 1e-6 * norms.max()
+    cost_k, res_k, V_k = _restricted_primal(fac, W[keep], Y, Ps, T, V0=V[keep], readouts=True)
+    cost_all = np.sqrt(Ps) * float(norms.sum())
+    if res_k <= out_tol and (T > 0 or cost_k <= cost_all * (1 + 1e-9)):
+        W, V, norms = W[keep], V_k, np.linalg.norm(V_k, axis=1)
+    keep = norms > 0
+    s = np.sqrt(np.sqrt(Ps) * norms[keep])
+    A = V[keep] / s[:, None]
+    Z = (s[:, None] * W[keep]) @ fac.B.T
+    err = np.maximum(Z, 0.0).T @ A - Y
+    cost = 0.5 * (Ps * float(np.sum(A * A)) + float(np.sum(Z * (Z @ fac.pinv))))
+    if T > 0:
+        return A, Z, cost + 0.5 * float(np.sum(err * err)) / T
+    return (A, Z, cost) if float(np.abs(err).max()) <= out_tol else None

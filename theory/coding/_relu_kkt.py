@@ -6,7 +6,7 @@ Source: A. van Meegen & H. Sompolinsky, *Coding schemes in neural networks learn
 classification tasks*, Nat. Commun. 16, 3354 (2025) (seed 000), main text "Sparse coding
 scheme". The problem (minimum-norm interpolation ``min sum_i [Ps |abar_i|^2 + zbar_i^T K0^+
 zbar_i]/2`` subject to ``sum_i abar_i relu(zbar_i)^T = Y^T``, multiplier t) is stated in
-:mod:`._relu_outliers`; ``fac`` is its :class:`._relu_outliers._Factor` of K0.
+:mod:`._relu_outliers`; ``fac`` is its :class:`._relu_factor._Factor` of K0.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from .._results import SolverStatus, Status
 from ..checks import as_float_matrix, as_rng, check_int, check_pos_float
 from ._problem import _check_psd_gram
 from ._relu_certificate import _starts
-from ._relu_outliers import _Factor
+from ._relu_factor import _Factor
 from ._relu_search import _batched_local_maxima
 
 __all__ = ["ReLUDualMargin", "relu_dual_margin"]

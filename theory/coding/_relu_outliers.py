@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from .._progress import as_progress
 from .._results import SolverStatus, Status, raise_if_failed
@@ -32,8 +31,10 @@ from ._relu_certificate import (
     _feasible_multiple,
     _local_maxima,
     _pricing,
+    _reprice_lower,
 )
-from ._relu_dual import _inout_refinement, _prox_dual_ascent, _restricted_primal
+from ._relu_dual import _inout_refinement, _network_point, _prox_dual_ascent, _restricted_primal
+from ._relu_factor import _Factor
 from ._relu_kkt import _kkt_residuals, _subgradient
 from ._relu_sliding import _compact_points, _kkt_point, _penalised_stage
 
@@ -167,98 +168,6 @@ class ReLUOutlierSolution(SolverStatus):
         ``Y_test`` (Q, m). The old form ``(k0, Y_test)`` warns (DeprecationWarning)."""
         k0, k_test_diag, Y_test = _gen_error_args("ReLUOutlierSolution", k0, k_test_diag, Y_test)
         return _mean_squared_error(self.predict(k0, k_test_diag), Y_test)
-
-
-class _Factor:
-    """A factor K0 = B B^T of the input kernel with preactivations z = B w, |w|^2 = z^T K0^+ z.
-
-    Positive-definite K0 (rank P): the Cholesky factor (B = L, w = L^-1 z; the problem of a
-    positive-definite K0 exactly as before singular kernels were accepted). Singular K0 (rank
-    r < P by :func:`._problem._range_factor`, eigenvalues <= 1e-10 x the largest dropped): the
-    range factor B (P, r) from the eigendecomposition, w = B^+ z, and N (P, P - r) an
-    orthonormal basis of the null space (z N = 0 for every preactivation)."""
-
-    def __init__(self, K0, B, Bpinv, Nul):
-        P, r = B.shape
-        self.chol = None
-        if r == P:
-            try:
-                self.chol = np.linalg.cholesky(K0)
-            except np.linalg.LinAlgError:
-                self.chol = None
-        if self.chol is not None:
-            B = self.chol
-            Bpinv = linalg.solve_triangular(B, np.eye(P), lower=True)
-        self.B, self.Bpinv, self.N = B, Bpinv, Nul
-        self.P, self.r = P, r
-        self.pinv = Bpinv.T @ Bpinv  # K0^+ (K0^-1 when positive definite)
-        self.proj = np.eye(P) - Nul @ Nul.T  # projector onto the range of K0
-        # (M, E) of the z-stationarity condition ``z M - h E^T = 0`` (see _kkt_pattern)
-        self.M = self.pinv + Nul @ Nul.T
-        self.E = self.proj
-
-    @property
-    def singular(self) -> bool:
-        return self.r < self.P
-
-    def to_w(self, Z):
-        """Coordinates w (rows) of preactivation rows Z (k, P) (of their range part)."""
-        Z = np.atleast_2d(Z)
-        if self.chol is not None:
-            return linalg.solve_triangular(self.chol, Z.T, lower=True).T
-        return Z @ self.Bpinv.T
-
-
-def _reprice_lower(fac, Ps, Y, T, multipliers, W_known, feasible_Z, rng, n_random):
-    """The best weak-duality lower bound (:func:`._relu_certificate._dual_lower_bound`) over
-    ``multipliers``, each priced by the search from the known directions and the neurons of
-    the feasible networks (``feasible_Z``: their preactivations; if a multiplier's dual value
-    exceeds such a network's cost, one of its neurons violates the dual bound, by weak
-    duality). Returns (bound, the feasible multiple of its multiplier)."""
-    W = np.vstack([W_known] + [fac.to_w(Zf) for Zf in feasible_Z])
-    best, t_best = -np.inf, None
-    for t in multipliers:
-        margin, _ = _pricing(t, fac, Ps, rng, W, n_random)
-        bound = _dual_lower_bound(t, Y, T, margin)
-        if bound > best:
-            best, t_best = bound, _feasible_multiple(t, Y, T, margin)
-    return float(best), t_best
-
-
-def _network_point(fac, W, V, Ps, Y, T, out_tol):
-    """Neurons of the group-lasso network with directions W (rows, range coordinates; taken as
-    unit vectors, as :func:`._relu_dual._restricted_primal` does) and its readouts V: balanced
-    neurons ``z_j = s_j B w_j``, ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` (cost
-    ``sqrt(Ps) |v_j|`` each, notes §5.2), on the support of the readouts when that network is
-    feasible and no dearer. Returns (A, Z, cost), or None when the network does not interpolate
-    (T = 0)."""
-    W = np.asarray(W, float)
-    lengths = np.linalg.norm(W, axis=1)
-    # the readouts are for unit directions; rows already unit to rounding are left bit for bit
-    # (the compaction below follows L-BFGS paths that a 1e-13 change can send elsewhere)
-    off = (lengths > 0) & (np.abs(lengths - 1.0) > 1e-12)
-    if np.any(off):
-        W = W.copy()
-        W[off] /= lengths[off, None]
-    norms = np.linalg.norm(V, axis=1)
-    if norms.size == 0 or norms.max() <= 0:
-        return None
-    # the support (readouts above 1e-6 of the largest), its readouts solved again on it alone so
-    # that the smaller network interpolates exactly; the cheaper of the two networks is kept
-    keep = norms > 1e-6 * norms.max()
-    cost_k, res_k, V_k = _restricted_primal(fac, W[keep], Y, Ps, T, V0=V[keep], readouts=True)
-    cost_all = np.sqrt(Ps) * float(norms.sum())
-    if res_k <= out_tol and (T > 0 or cost_k <= cost_all * (1 + 1e-9)):
-        W, V, norms = W[keep], V_k, np.linalg.norm(V_k, axis=1)
-    keep = norms > 0
-    s = np.sqrt(np.sqrt(Ps) * norms[keep])
-    A = V[keep] / s[:, None]
-    Z = (s[:, None] * W[keep]) @ fac.B.T
-    err = np.maximum(Z, 0.0).T @ A - Y
-    cost = 0.5 * (Ps * float(np.sum(A * A)) + float(np.sum(Z * (Z @ fac.pinv))))
-    if T > 0:
-        return A, Z, cost + 0.5 * float(np.sum(err * err)) / T
-    return (A, Z, cost) if float(np.abs(err).max()) <= out_tol else None
 
 
 def _insert(A, W, t, B, Ps, w_star):
