@@ -10,8 +10,9 @@ L = 2 network; ``_deep_multi_layer``: any L; ``_deep_fixed_point``: their shared
 ``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_block`` (+ ``_relu_block_bulk``:
 the toy theory on class-block kernels), ``_relu_outliers`` (+ ``_relu_factor``, the factor
 K0 = B B^T it is posed on; ``_relu_certificate``, its dual certificate; ``_relu_search``, the
-compiled search for the dual margin, public as ``relu_dual_margin`` in ``_relu_margin``), and ``_protocol`` (the common ``predict`` /
-``test_kernel`` / ``generalization_error`` signatures of the predicting solutions).
+compiled search for the dual margin, public as ``relu_dual_margin`` in ``_relu_margin``), and
+``_protocol`` (the common ``predict`` / ``test_kernel`` / ``generalization_error`` signatures of
+the predicting solutions).
 
 Conventions: inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``);
 targets Y are (P, m), one row per training input, m = number of outputs.

@@ -262,7 +262,7 @@ def _certify_kkt_point(t0, A, Z, fac, Ps, pricing, *, theta0, zero_tol, tol=1e-6
 
 
 def _reprice_lower(fac, Ps, Y, T, multipliers, W_known, feasible_Z, rng, n_random):
-    """The best weak-duality lower bound (:func:`._relu_certificate._dual_lower_bound`) over
+    """The best weak-duality lower bound (:func:`_dual_lower_bound`) over
     ``multipliers``, each priced by the search from the known directions and the neurons of
     the feasible networks (``feasible_Z``: their preactivations; if a multiplier's dual value
     exceeds such a network's cost, one of its neurons violates the dual bound, by weak

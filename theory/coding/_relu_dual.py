@@ -386,7 +386,7 @@ def _restricted_primal(fac, W, Y, Ps, T, *, V0=None, iters=3000, rtol=1e-13, rea
 
 def _network_point(fac, W, V, Ps, Y, T, out_tol):
     """Neurons of the group-lasso network with directions W (rows, range coordinates; taken as
-    unit vectors, as :func:`._relu_dual._restricted_primal` does) and its readouts V: balanced
+    unit vectors, as :func:`_restricted_primal` does) and its readouts V: balanced
     neurons ``z_j = s_j B w_j``, ``abar_j = v_j / s_j`` with ``s_j^2 = sqrt(Ps) |v_j|`` (cost
     ``sqrt(Ps) |v_j|`` each, notes §5.2), on the support of the readouts when that network is
     feasible and no dearer. Returns (A, Z, cost), or None when the network does not interpolate
@@ -394,7 +394,8 @@ def _network_point(fac, W, V, Ps, Y, T, out_tol):
     W = np.asarray(W, float)
     lengths = np.linalg.norm(W, axis=1)
     # the readouts are for unit directions; rows already unit to rounding are left bit for bit
-    # (the compaction below follows L-BFGS paths that a 1e-13 change can send elsewhere)
+    # (the solver's compaction of this network follows L-BFGS paths that a 1e-13 change can
+    # send elsewhere)
     off = (lengths > 0) & (np.abs(lengths - 1.0) > 1e-12)
     if np.any(off):
         W = W.copy()
