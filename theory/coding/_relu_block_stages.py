@@ -103,13 +103,28 @@ def _damped_newton(fg, x, maxiter, eps=1e-6):
     return x, maxiter
 
 
+def _bulk_output_jacobian(prob, tau):
+    """d(bulk output B)/dt (k m, k m) on the frozen readout-law rule ``prob.grid``
+    (:meth:`_BlockBulk.readout_law` with ``jac=True``)."""
+    km = prob.k * prob.m
+    return prob.bulk.readout_law(tau, *prob.grid, jac=True)["dB"].reshape(km, km)
+
+
 def _kkt_newton(prob, x0, active, atol):
     """Newton (least squares, finite-difference Jacobian) on the KKT system of the faces
     ``active`` from x0 = [t, sigma^2]. Returns (x, function evaluations)."""
 
+    km = prob.k * prob.m
+
     def fun(x):
         F = prob.kkt(x, active)
-        return F, optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True), 1e-7)
+        if prob.grid is None:
+            return F, optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True), 1e-7)
+        # on a frozen readout-law rule: the bulk's block analytically, the outliers' part (cheap)
+        # by finite differences
+        J = optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True, False), 1e-7)
+        J[:km, :km] -= _bulk_output_jacobian(prob, x[:km].reshape(prob.k, prob.m))
+        return F, J
 
     x, _, nfev = _newton_lstsq(fun, x0, atol)
     return x, nfev
