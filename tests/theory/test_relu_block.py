@@ -227,6 +227,23 @@ def test_readout_law_output_jacobian_against_finite_differences(shifts):
     assert rel < (1e-6 if shifts == 0 else 1e-4)
 
 
+def test_bulk_ascent_reaches_the_maximum_and_rejects_non_finite_starts():
+    """The batched Newton ascent of the bulk exponent: from 0 it stops at a maximum (gradient
+    below 1e-10, negative-definite Hessian, g lower at the four neighbours 1e-4 away);
+    rows whose exponent is not finite (an overflowing start, a NaN) are reported as no maximum
+    instead of stopping the batch."""
+    bb = _BlockBulk(np.array([12, 6, 6]), S, Q, 24.0, 8)
+    t = np.array([[1.1, -0.3], [-0.2, 0.9], [0.4, 0.5]])
+    with np.errstate(all="ignore"):
+        A, ok = bb._ascend(np.array([[0.0, 0.0], [1e200, 1e200], [np.nan, 0.0]]), t)
+    assert ok.tolist() == [True, False, False]
+    val, grad, _M, hess = bb.exponent(A[0], t, 2)
+    assert np.max(np.abs(grad)) < 1e-10 and np.linalg.eigvalsh(hess[0]).max() < 0
+    e = 1e-4
+    around = [bb.exponent(A[0] + d, t)[0][0] for d in (e * np.eye(2)).tolist() + (-e * np.eye(2)).tolist()]
+    assert max(around) < val[0]
+
+
 def test_shifted_field_rule_resolves_large_tilts():
     """At a large tilt the class-field integrand sits many prior widths out (about q n h): an
     8-node rule on the prior is off, the same rule shifted twice onto the tilted mean (as the

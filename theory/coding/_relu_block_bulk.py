@@ -155,9 +155,10 @@ class _BlockBulk:
             if idx.size == 0:
                 break
             val, grad, _M, hess = self.exponent(A[idx], t, 2)
-            lam, V = np.linalg.eigh(hess)
-            done = (np.max(np.abs(grad), axis=1) < 1e-10) & (lam[:, -1] < 0)
-            active[idx[done]] = False
+            finite = np.isfinite(val) & np.all(np.isfinite(hess), axis=(1, 2))
+            lam, V = np.linalg.eigh(np.where(finite[:, None, None], hess, -np.eye(hess.shape[1])))
+            done = ((np.max(np.abs(grad), axis=1) < 1e-10) & (lam[:, -1] < 0)) | ~finite
+            active[idx[done]] = False  # a non-finite row stops here and fails the final test
             keep = ~done
             idx, val, grad, lam, V = idx[keep], val[keep], grad[keep], lam[keep], V[keep]
             if idx.size == 0:
@@ -181,7 +182,9 @@ class _BlockBulk:
             stalled = idx[todo]  # no step kept g from decreasing: judged below as they stand
             active[stalled] = False
         _val, grad, _M, hess = self.exponent(A, t, 2)
-        ok = (np.max(np.abs(grad), axis=1) < 1e-8) & (np.linalg.eigvalsh(hess)[:, -1] < 0)
+        finite = np.all(np.isfinite(grad), axis=1) & np.all(np.isfinite(hess), axis=(1, 2))
+        hess = np.where(finite[:, None, None], hess, 0.0)
+        ok = finite & (np.max(np.abs(grad), axis=1) < 1e-8) & (np.linalg.eigvalsh(hess)[:, -1] < 0)
         return A, ok
 
     def readout_law(self, t, centre, chol, nodes, jac=False):
