@@ -414,7 +414,8 @@ def solve_relu_block(
 
     Algorithm: a log-barrier interior point on the convex problem over t with one barrier term
     per single-class outlier constraint (as ``solve_relu_toy``; damped Newton per barrier
-    weight), the bulk maximum by multi-start BFGS and Newton; the faces of the exact margin
+    weight), the bulk maximum by a multi-start batched Newton ascent with the analytic Hessian
+    of the bulk exponent; the faces of the exact margin
     (:func:`block_stability_margin`) within 1e-3 of marginal carry outliers, their strengths from
     the output constraint (non-negative least squares); then Newton on the KKT system (output
     constraint, marginality of the active faces). Checked: lambda* <= 1 + 1e-8 (so an optimum

@@ -111,9 +111,10 @@ def _bulk_output_jacobian(prob, tau):
 
 
 def _kkt_newton(prob, x0, active, atol):
-    """Newton (least squares, finite-difference Jacobian) on the KKT system of the faces
-    ``active`` from x0 = [t, sigma^2]. Returns (x, function evaluations)."""
-
+    """Newton (least squares) on the KKT system of the faces ``active`` from x0 = [t, sigma^2].
+    The Jacobian is by finite differences, except, once the readout-law rule is frozen
+    (``prob.grid``), the bulk's block, which is analytic (:func:`_bulk_output_jacobian`).
+    Returns (x, function evaluations)."""
     km = prob.k * prob.m
 
     def fun(x):
