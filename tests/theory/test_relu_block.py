@@ -235,7 +235,7 @@ def test_bulk_ascent_reaches_the_maximum_and_rejects_non_finite_starts():
     bb = _BlockBulk(np.array([12, 6, 6]), S, Q, 24.0, 8)
     t = np.array([[1.1, -0.3], [-0.2, 0.9], [0.4, 0.5]])
     with np.errstate(all="ignore"):
-        A, ok = bb._ascend(np.array([[0.0, 0.0], [1e200, 1e200], [np.nan, 0.0]]), t)
+        A, ok, _val, _M = bb._ascend(np.array([[0.0, 0.0], [1e200, 1e200], [np.nan, 0.0]]), t)
     assert ok.tolist() == [True, False, False]
     val, grad, _M, hess = bb.exponent(A[0], t, 2)
     assert np.max(np.abs(grad)) < 1e-10 and np.linalg.eigvalsh(hess[0]).max() < 0

@@ -337,13 +337,13 @@ class _Problem:
             terms.append((w, np.outer(rw, (self.counts * rw) @ tau) / self.P_s))
         return terms
 
-    def kkt(self, x, faces, local=False, with_bulk=True):
+    def kkt(self, x, faces, local=False, bulk_output=None):
         """Output constraint and marginality of the faces at x = [t (k m), sigma^2 (faces)];
-        ``with_bulk=False`` leaves the bulk's output out (for the Jacobian of the rest, see
-        :func:`._relu_block_stages._bulk_output_jacobian`)."""
+        ``bulk_output`` (k, m), when given, is used as the bulk's output instead of computing it
+        (zeros for the Jacobian of the rest, see :func:`._relu_block_stages._kkt_newton`)."""
         k, m = self.k, self.m
         tau = x[:k * m].reshape(k, m)
-        part = self.bulk_part(tau, local) if with_bulk else (0.0, np.zeros((k, m)))
+        part = self.bulk_part(tau, local) if bulk_output is None else (0.0, bulk_output)
         terms = self.outlier_terms(tau, faces)
         if part is None or terms is None:
             return np.full(k * m + len(faces), np.inf)

@@ -129,13 +129,12 @@ class _BlockBulk:
                   *(0.5 * self.counts[c] * t[c] / self.P_s for c in range(len(t))), *extra]
         if self.a_prev is not None:
             starts.insert(0, self.a_prev)
-        A, ok = self._ascend(np.array(starts, dtype=float), t)
+        A, ok, val, M = self._ascend(np.array(starts, dtype=float), t)
         found = []
-        for a in A[ok]:
+        for a, v, Ma in zip(A[ok], val[ok], M[ok], strict=True):
             if any(np.max(np.abs(a - f[0])) < 1e-6 for f in found):
                 continue
-            val, _, M = self.exponent(a, t)
-            found.append((a, float(val[0]), M[0]))
+            found.append((a, float(v), Ma))
         found.sort(key=lambda f: -f[1])
         if found:
             self.a_prev = found[0][0]
@@ -145,9 +144,9 @@ class _BlockBulk:
         """Batched Newton ascent of g from the rows of A: Newton where the Hessian is negative
         definite, else the saddle-free step (|eigenvalues| floored at 1e-8 of the largest); steps
         of at most 1 (max-abs), halved until g does not decrease (by more than 1e-13 (1 + |g|):
-        M, the gradient, is that of the rule at its last shift). Returns (A, ok): ok marks rows at
-        a maximum: a negative-definite Hessian and a gradient below 1e-8 (rows stop at 1e-10, or
-        when no step keeps g from decreasing, or after ``maxiter`` steps)."""
+        M, the gradient, is that of the rule at its last shift). Returns (A, ok, g(A), M(A)): ok
+        marks rows at a maximum: a negative-definite Hessian and a gradient below 1e-8 (rows stop
+        at 1e-10, or when no step keeps g from decreasing, or after ``maxiter`` steps)."""
         A = A.copy()
         active = np.ones(len(A), dtype=bool)
         for _ in range(maxiter):
@@ -181,11 +180,11 @@ class _BlockBulk:
                     break
             stalled = idx[todo]  # no step kept g from decreasing: judged below as they stand
             active[stalled] = False
-        _val, grad, _M, hess = self.exponent(A, t, 2)
+        val, grad, M, hess = self.exponent(A, t, 2)
         finite = np.all(np.isfinite(grad), axis=1) & np.all(np.isfinite(hess), axis=(1, 2))
         hess = np.where(finite[:, None, None], hess, 0.0)
         ok = finite & (np.max(np.abs(grad), axis=1) < 1e-8) & (np.linalg.eigvalsh(hess)[:, -1] < 0)
-        return A, ok
+        return A, ok, val, M
 
     def readout_law(self, t, centre, chol, nodes, jac=False):
         """The bulk readout law ``p(a) ∝ exp(g(a))`` on the rule ``a = centre + chol xi`` (xi the

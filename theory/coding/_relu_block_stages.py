@@ -103,28 +103,26 @@ def _damped_newton(fg, x, maxiter, eps=1e-6):
     return x, maxiter
 
 
-def _bulk_output_jacobian(prob, tau):
-    """d(bulk output B)/dt (k m, k m) on the frozen readout-law rule ``prob.grid``
-    (:meth:`_BlockBulk.readout_law` with ``jac=True``)."""
-    km = prob.k * prob.m
-    return prob.bulk.readout_law(tau, *prob.grid, jac=True)["dB"].reshape(km, km)
-
-
 def _kkt_newton(prob, x0, active, atol):
     """Newton (least squares) on the KKT system of the faces ``active`` from x0 = [t, sigma^2].
     The Jacobian is by finite differences, except, once the readout-law rule is frozen
-    (``prob.grid``), the bulk's block, which is analytic (:func:`_bulk_output_jacobian`).
-    Returns (x, function evaluations)."""
-    km = prob.k * prob.m
+    (``prob.grid``), the bulk's block, which is analytic (:meth:`_BlockBulk.readout_law` with
+    ``jac=True``, one evaluation of the law for F and its block). Returns (x, function
+    evaluations)."""
+    k, m = prob.k, prob.m
+    km = k * m
+    no_bulk = np.zeros((k, m))
 
     def fun(x):
-        F = prob.kkt(x, active)
         if prob.grid is None:
+            F = prob.kkt(x, active)
             return F, optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True), 1e-7)
         # on a frozen readout-law rule: the bulk's block analytically, the outliers' part (cheap)
         # by finite differences
-        J = optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True, False), 1e-7)
-        J[:km, :km] -= _bulk_output_jacobian(prob, x[:km].reshape(prob.k, prob.m))
+        law = prob.bulk.readout_law(x[:km].reshape(k, m), *prob.grid, jac=True)
+        F = prob.kkt(x, active, bulk_output=law["B"])
+        J = optimize.approx_fprime(x, lambda z: prob.kkt(z, active, True, no_bulk), 1e-7)
+        J[:km, :km] -= law["dB"].reshape(km, km)
         return F, J
 
     x, _, nfev = _newton_lstsq(fun, x0, atol)
