@@ -15,10 +15,12 @@
 
 from ._driver import (
     ChainRun,
+    CheckpointDiscardedWarning,
     LowAcceptanceError,
     SamplerDivergedError,
     atomic_torch_save,
     atomic_write,
+    clean_orphaned_temp_files,
     run_chain,
 )
 from ._gibbs import (
@@ -55,6 +57,8 @@ __all__ = [
     "SamplerDivergedError",
     "atomic_torch_save",
     "atomic_write",
+    "clean_orphaned_temp_files",
+    "CheckpointDiscardedWarning",
     "run_chain",
     "LangevinState",
     "LangevinWorkspace",

@@ -23,28 +23,40 @@ proposed); the driver averages it per pair over the steps that proposed it (``Ch
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import pathlib
+import re
+import socket
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
 
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 from .._divergence import SamplerDivergedError, member_list, nonfinite_members
-from ..checks import check_count, check_generator, check_real
+from ..checks import check_count, check_generator, check_nonneg_float, check_real
 
-__all__ = ["ChainRun", "SamplerDivergedError", "LowAcceptanceError", "run_chain", "atomic_torch_save",
-           "atomic_write"]
+__all__ = ["ChainRun", "SamplerDivergedError", "LowAcceptanceError", "CheckpointDiscardedWarning",
+           "run_chain", "atomic_torch_save", "atomic_write", "clean_orphaned_temp_files"]
 
 
 class LowAcceptanceError(SamplerDivergedError):
     """A Metropolis-adjusted chain stopped moving: its mean acceptance probability over a block
     of ``acceptance_window`` steps fell below ``min_acceptance``; the message says which chains,
     when, and what to change (a smaller step size, fewer leapfrog steps, adaptation)."""
+
+
+class CheckpointDiscardedWarning(UserWarning):
+    """:func:`run_chain` found a checkpoint it cannot trust (damaged or truncated, not written by
+    it, holding anything but tensors and plain values, or with missing or ill-typed fields),
+    moved it aside to ``<name>.discarded`` and ran the chain from the start; the message names
+    the file and the reason (also in ``ChainRun.discarded_checkpoint``)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,8 @@ class ChainRun:
         ``min_acceptance`` (only with ``throw=False``); None when the step reports no acceptance.
     swap_rates : (K-1,) float64 (on CPU) mean ``info["swap_accept"]`` per adjacent temperature
         pair over the steps that proposed it; None without replica exchange.
+    discarded_checkpoint : None, or which checkpoint file was discarded and why (the chain then
+        ran from the start; see :class:`CheckpointDiscardedWarning`).
     """
 
     samples: dict
@@ -77,6 +91,23 @@ class ChainRun:
     acceptance: torch.Tensor | None = None
     low_acceptance: torch.Tensor | None = None
     swap_rates: torch.Tensor | None = None
+    discarded_checkpoint: str | None = None
+
+
+# temporary files of atomic_write: <name>.rltmp-<host>-<pid>.<random>.tmp (older versions wrote
+# <name>.<8 random characters>.tmp)
+_TMP_NAME = re.compile(r"^.+\.rltmp-(?P<host>[A-Za-z0-9_]*)-(?P<pid>[0-9]+)\.[a-z0-9_]+\.tmp$")
+_LEGACY_TMP_NAME = re.compile(r"^.+\.[a-z0-9_]{8}\.tmp$")
+
+
+def _host_tag() -> str:
+    """This machine's name, reduced to ``[A-Za-z0-9_]`` (at most 32 characters)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:32]
+
+
+def _temp_prefix(path: pathlib.Path) -> str:
+    """Prefix of the temporary file of ``path``: it names the writer (host and process id)."""
+    return f"{path.name}.rltmp-{_host_tag()}-{os.getpid()}."
 
 
 def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
@@ -89,7 +120,7 @@ def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
                         f"{type(write).__name__}")
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -104,6 +135,66 @@ def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine still runs (POSIX; elsewhere assumed alive)."""
+    if pid == os.getpid() or os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it exists
+        return True
+    return True
+
+
+_DEAD_WRITER_GRACE_S = 60.0  # a dead writer's file must also be this old (another PID namespace
+#                              with the same host name could hold a live writer of that pid)
+
+
+def _is_orphan(path: pathlib.Path, now: float, min_age_s: float) -> bool:
+    """Whether ``path`` is a temporary file of :func:`atomic_write` that nobody will finish."""
+    m = _TMP_NAME.match(path.name)
+    if m is None and not _LEGACY_TMP_NAME.match(path.name):
+        return False
+    try:
+        age = now - path.stat().st_mtime
+    except OSError:
+        return False
+    if m is not None and m["host"] == _host_tag():  # a writer of this machine: judged by its process
+        return age > min(min_age_s, _DEAD_WRITER_GRACE_S) and not _pid_alive(int(m["pid"]))
+    return age > min_age_s
+
+
+def clean_orphaned_temp_files(folder, *, min_age_s: float = 600.0) -> list[pathlib.Path]:
+    """Remove the temporary files that :func:`atomic_write` left in ``folder`` and its subfolders
+    when its process was killed mid-write; returns the removed paths ([] if ``folder`` is absent).
+
+    A temporary file of a writer on this machine is removed once that process no longer runs
+    (and the file is a minute old); one of another machine sharing the folder, or of an older
+    version (which did not name the writer), once it has not been modified for ``min_age_s``
+    seconds (default 10 minutes). Files
+    not named like these temporary files are never touched, nor are symbolic links."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a path, got {type(folder).__name__}")
+    min_age_s = check_nonneg_float("min_age_s", min_age_s)
+    root = pathlib.Path(folder)
+    if not root.is_dir():
+        return []
+    now, removed = time.time(), []
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            p = pathlib.Path(dirpath) / name
+            if not name.endswith(".tmp") or p.is_symlink() or not _is_orphan(p, now, min_age_s):
+                continue
+            try:
+                p.unlink()
+            except FileNotFoundError:  # its writer finished (renamed it) meanwhile
+                continue
+            removed.append(p)
+    return removed
 
 
 def atomic_torch_save(obj, path: pathlib.Path) -> None:
@@ -184,10 +275,167 @@ class _RunStats:
         return (self.swap_sum / self.swap_n).cpu()
 
 
+# -- checkpoint files ---------------------------------------------------------------------------
+# A checkpoint is  MAGIC  +  SHA-256 of the payload (64 hex digits)  +  "\n"  +  payload, where the
+# payload is torch.save of a dict of tensors and plain values, read back with weights_only=True.
+_CKPT_MAGIC = b"richlazy-checkpoint sha256\n"
+_PLAIN = (type(None), bool, int, float, str)
+
+
+def _plain(name: str, v):
+    """``v`` as something the weights-only unpickler accepts: CPU tensors, None/bool/int/float/str
+    and lists, tuples and str-keyed dicts of them (numpy arrays become ``{"__ndarray__": tensor}``,
+    numpy scalars Python numbers); anything else is a TypeError naming ``name``."""
+    if torch.is_tensor(v):
+        return v.detach().cpu()
+    if isinstance(v, np.ndarray) and v.dtype != object:
+        return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(v).copy())}
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, _PLAIN):
+        return v
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain(name, x) for x in v)
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        return {k: _plain(name, x) for k, x in v.items()}
+    raise TypeError(f"sampler state field {name} holds a {type(v).__name__}; a checkpointed state "
+                    "may hold only tensors, numpy arrays, numbers, strings, None and lists, tuples "
+                    "and dicts of them")
+
+
+def _unplain(v):
+    """Undo :func:`_plain`'s wrapping of numpy arrays."""
+    if isinstance(v, dict) and set(v) == {"__ndarray__"} and torch.is_tensor(v["__ndarray__"]):
+        return v["__ndarray__"].numpy()
+    return v
+
+
 def _state_to_dict(state):
+    """The fields of a sampler state (a dataclass) as plain values (see :func:`_plain`)."""
     if not is_dataclass(state):
         raise TypeError(f"sampler state must be a dataclass, got {type(state).__name__}")
-    return {f.name: getattr(state, f.name) for f in fields(state)}
+    return {f.name: _plain(f.name, getattr(state, f.name)) for f in fields(state)}
+
+
+def _write_checkpoint(obj: dict, path: pathlib.Path) -> None:
+    """Write ``obj`` atomically as a checksummed checkpoint (header, then torch.save payload)."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    payload = buf.getvalue()
+    header = _CKPT_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+    atomic_write(path, lambda fh: (fh.write(header), fh.write(payload)))
+
+
+def _read_checkpoint(path: pathlib.Path):
+    """``(content, None)`` of a checkpoint whose header and checksum check out and whose payload
+    the weights-only unpickler accepts (tensors and plain values: it never runs code), else
+    ``(None, reason)``."""
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or type(exc).__name__})"
+    n = len(_CKPT_MAGIC)
+    if not data.startswith(_CKPT_MAGIC) or data[n + 64:n + 65] != b"\n":
+        return None, "no checksum header (damaged, or not written by this version of run_chain)"
+    digest, payload = data[n:n + 64], data[n + 65:]
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None, "checksum mismatch (the file is damaged or truncated)"
+    try:
+        ck = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any refusal means: not a checkpoint we can use
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        return None, f"refused by the weights-only loader ({type(exc).__name__}: {first})"
+    return ck, None
+
+
+def _tensor_like(v, ref, *, shape=None) -> bool:
+    """``v`` is a tensor with ``ref``'s dtype and shape (or ``shape``)."""
+    return (torch.is_tensor(v) and v.dtype == ref.dtype
+            and tuple(v.shape) == tuple(ref.shape if shape is None else shape))
+
+
+def _state_problem(sd, state) -> str | None:
+    """Why the stored state ``sd`` cannot continue ``state`` (None if it can)."""
+    names = {f.name for f in fields(state)}
+    if not isinstance(sd, dict) or set(sd) != names:
+        return f"its state does not have the fields of {type(state).__name__} ({sorted(names)})"
+    step = sd["step"]
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        return f"its state has step {step!r}, not a count"
+    for k, v in sd.items():
+        ref = getattr(state, k)
+        if torch.is_tensor(ref) and not _tensor_like(v, ref):
+            return f"its state field {k} is not a {ref.dtype} tensor of shape {tuple(ref.shape)}"
+    return None
+
+
+def _int_list(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+
+
+def _checkpoint_problem(ck: dict, state) -> str | None:
+    """Why the loaded checkpoint ``ck`` cannot resume ``state`` (None when every field it needs
+    is present and well typed)."""
+    bad = _state_problem(ck.get("state"), state)
+    if bad:
+        return bad
+    g = ck.get("generator")
+    if not (torch.is_tensor(g) and g.dtype == torch.uint8 and g.ndim == 1):
+        return "its generator state is missing or not a uint8 tensor"
+    steps, recs = ck.get("sample_steps"), ck.get("records")
+    if not _int_list(steps):
+        return "its sample_steps are missing or not a list of ints"
+    if not (isinstance(recs, dict) and all(
+            isinstance(k, str) and isinstance(v, list) and len(v) == len(steps)
+            and all(torch.is_tensor(x) for x in v) for k, v in recs.items())):
+        return "its records are missing or not lists of tensors, one per recorded step"
+    E = state.theta.shape[0]
+    if "diverged" in ck and not _tensor_like(ck["diverged"], torch.zeros(0, dtype=torch.bool),
+                                             shape=(E,)):
+        return f"its diverged flags are not a bool tensor of shape ({E},)"
+    st = ck.get("stats", {})
+    if not (isinstance(st, dict) and set(st) <= set(_RunStats.KEYS) and all(
+            v is None or torch.is_tensor(v) or (isinstance(v, int) and not isinstance(v, bool))
+            for v in st.values())):
+        return "its acceptance statistics are not a dict of tensors and counts"
+    return None
+
+
+def _discard(path: pathlib.Path, why: str, desc: str) -> str:
+    """Move the untrusted checkpoint ``path`` aside (``<name>.discarded``; deleted if that fails),
+    warn with :class:`CheckpointDiscardedWarning` and return the note."""
+    aside = path.with_name(path.name + ".discarded")
+    try:
+        os.replace(path, aside)
+        where = f"moved aside to {aside.name}"
+    except OSError:
+        path.unlink(missing_ok=True)
+        where = "deleted"
+    note = f"Discarded checkpoint {path.name}: {why}; {where}, the chain ran from the start."
+    warnings.warn(f"{desc}: {note}", CheckpointDiscardedWarning, stacklevel=4)
+    return note
+
+
+def _resume(path: pathlib.Path, state, generator, cfg_hash: str, desc: str):
+    """Load the checkpoint ``path`` for ``state``: ``(ck, None)`` when it can be resumed (the
+    generator then holds its state), ``(None, note)`` when it was discarded. A sound checkpoint of
+    another run configuration raises ValueError."""
+    ck, why = _read_checkpoint(path)
+    if ck is not None and not (isinstance(ck, dict) and isinstance(ck.get("config_hash"), str)):
+        ck, why = None, "it is not a dict with a config_hash"
+    if ck is not None and ck["config_hash"] != cfg_hash:
+        raise ValueError(f"checkpoint {path.name} belongs to a different run configuration; "
+                         "delete it or pass the same config to resume")
+    if ck is not None:
+        why = _checkpoint_problem(ck, state)
+    if why is None:
+        try:
+            generator.set_state(ck["generator"])
+        except (RuntimeError, TypeError, ValueError) as exc:
+            why = f"its generator state does not fit the generator ({type(exc).__name__})"
+    if why is not None:
+        return None, _discard(path, why, desc)
+    return ck, None
 
 
 def run_chain(
@@ -272,19 +520,18 @@ def run_chain(
     steps_rec: list[int] = []
     resumed_from = None
     stats = _RunStats(state.theta.device)
+    discarded = None
     if checkpoint_path is not None:
         checkpoint_path = pathlib.Path(checkpoint_path)
+        if checkpoint_path.is_dir():
+            raise ValueError(f"checkpoint_path {str(checkpoint_path)!r} is a folder; give a file path")
+        ck = None
         if checkpoint_path.exists():
-            ck = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
-            if ck.get("config_hash") != cfg_hash:
-                raise ValueError(
-                    f"checkpoint {checkpoint_path.name} belongs to a different run configuration; "
-                    "delete it or pass the same config to resume"
-                )
-            sd = ck["state"]
+            ck, discarded = _resume(checkpoint_path, state, generator, cfg_hash, desc)
+        if ck is not None:
+            sd = {k: _unplain(v) for k, v in ck["state"].items()}
             sd = {k: (v.to(state.theta.device) if torch.is_tensor(v) else v) for k, v in sd.items()}
             state = replace(state, **sd)
-            generator.set_state(ck["generator"])
             records = {k: list(v) for k, v in ck["records"].items()}
             steps_rec = list(ck["sample_steps"])
             if "diverged" in ck:
@@ -296,12 +543,11 @@ def run_chain(
     def save():
         if checkpoint_path is None:
             return
-        atomic_torch_save(
+        _write_checkpoint(
             {
                 "config": cfg_json,
                 "config_hash": cfg_hash,
-                "state": {k: (v.detach().cpu() if torch.is_tensor(v) else v)
-                          for k, v in _state_to_dict(state).items()},
+                "state": _state_to_dict(state),
                 "generator": generator.get_state(),
                 "records": records,
                 "sample_steps": steps_rec,
@@ -379,6 +625,7 @@ def run_chain(
         acceptance=stats.acceptance(),
         low_acceptance=None if stats.low is None else stats.low.clone(),
         swap_rates=stats.swap_rates(),
+        discarded_checkpoint=discarded,
     )
 
 

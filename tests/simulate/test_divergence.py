@@ -178,3 +178,71 @@ def test_atomic_write_is_readable_by_others_and_leaves_no_temp_on_failure(tmp_pa
         atomic_write(tmp_path / "a.txt", boom)
     assert p.read_bytes() == b"hello"  # the old file is untouched
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a.txt"]
+
+
+# -- orphaned temporary files of atomic_write (issue 53) ------------------------------------------
+
+
+def _orphan_of_a_killed_writer(folder):
+    """The temporary file of an ``atomic_write`` whose process was killed (SIGKILL) mid-write."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from richlazy.simulate import atomic_write; "
+            "atomic_write(sys.argv[1], lambda fh: (fh.write(b'half'), fh.flush(), "
+            "print('writing', flush=True), time.sleep(60)))")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(folder / "out.json")],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    (tmp,) = [p for p in folder.iterdir() if p.name.startswith("out.json.")]
+    return tmp
+
+
+def test_orphaned_temp_files_are_removed_but_not_those_of_a_live_writer(tmp_path):
+    import os
+    import threading
+    import time
+
+    from richlazy.simulate import atomic_write, clean_orphaned_temp_files
+
+    sub = tmp_path / "checkpoints" / "case"
+    sub.mkdir(parents=True)
+    dead = _orphan_of_a_killed_writer(sub)  # two minutes old, and its writer is gone
+    os.utime(dead, (time.time() - 120, time.time() - 120))
+    just_killed = _orphan_of_a_killed_writer(sub / "x")  # gone too, but written a moment ago
+    old = sub / "chain.pt.k3j_x9a2.tmp"  # an older version's name, an hour old
+    old.write_bytes(b"x")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    young_legacy = sub / "chain.pt.ab12cd34.tmp"  # same name, recent: could be a writer
+    young_legacy.write_bytes(b"x")
+    mine = [tmp_path / "notes.tmp", tmp_path / "data.tmp.txt"]  # not ours
+    for p in mine:
+        p.write_bytes(b"keep")
+        os.utime(p, (time.time() - 3600, time.time() - 3600))
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(fh):
+        fh.write(b"live")
+        started.set()
+        release.wait(30)
+
+    writer = threading.Thread(target=atomic_write, args=(sub / "live.json", slow))
+    writer.start()
+    assert started.wait(30)
+    (live_tmp,) = [p for p in sub.iterdir() if p.name.startswith("live.json.")]
+    removed = clean_orphaned_temp_files(tmp_path)
+    release.set()
+    writer.join(30)
+    assert sorted(p.name for p in removed) == sorted([dead.name, old.name])
+    assert not dead.exists() and not old.exists()
+    assert young_legacy.exists() and just_killed.exists() and all(p.exists() for p in mine)
+    assert (sub / "live.json").read_bytes() == b"live" and not live_tmp.exists()
+    assert clean_orphaned_temp_files(tmp_path / "missing") == []
+    with pytest.raises(ValueError, match="min_age_s"):
+        clean_orphaned_temp_files(tmp_path, min_age_s=-1.0)

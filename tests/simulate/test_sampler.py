@@ -282,3 +282,99 @@ def test_same_device_treats_unindexed_cuda_as_the_current_device(monkeypatch):
     assert same_device("cuda", "cuda")
     assert not same_device("cuda", "cuda:0") and not same_device("cuda:0", "cuda:1")
     assert same_device("cpu", torch.device("cpu")) and not same_device("cpu", "cuda")
+
+
+# -- damaged or planted checkpoints (issue 53) ---------------------------------------------------
+
+
+def _interrupted(tmp_path):
+    """A fresh reference run and a run of the same chain interrupted after its step-150
+    checkpoint (``tmp_path / "b" / "ck.pt"``)."""
+    ref = _linear_run(tmp_path / "a", 300, ck=False)
+    with pytest.raises(KeyboardInterrupt):
+        _linear_run(tmp_path / "b", 300, crash_at=173)
+    return ref, tmp_path / "b" / "ck.pt"
+
+
+def _assert_recomputed(run, ref, path, reason):
+    """``run`` discarded ``path`` (for ``reason``) and equals the fresh reference bit for bit."""
+    assert run.resumed_from is None
+    assert run.discarded_checkpoint is not None
+    assert path.name in run.discarded_checkpoint and reason in run.discarded_checkpoint
+    assert torch.equal(run.state.theta, ref.state.theta)
+    assert torch.equal(run.samples["f"], ref.samples["f"])
+    assert torch.equal(run.sample_steps, ref.sample_steps)
+    assert path.exists() and (path.parent / (path.name + ".discarded")).exists()
+
+
+@pytest.mark.parametrize("damage", ["flipped", "truncated", "empty", "plain-torch-save"])
+def test_a_damaged_checkpoint_is_discarded_and_the_chain_recomputes_exactly(tmp_path, damage):
+    from richlazy.simulate import CheckpointDiscardedWarning
+
+    ref, path = _interrupted(tmp_path)
+    data = path.read_bytes()
+    if damage == "flipped":  # bytes flipped in the middle of the payload
+        mid = len(data) // 2
+        data = data[:mid] + bytes(b ^ 0xFF for b in data[mid:mid + 16]) + data[mid + 16:]
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "empty":
+        data = b""
+    else:  # an unverifiable file: a bare torch.save with no checksum
+        import io
+        buf = io.BytesIO()
+        torch.save({"config_hash": "x"}, buf)
+        data = buf.getvalue()
+    path.write_bytes(data)
+    with pytest.warns(CheckpointDiscardedWarning, match="ck.pt"):
+        run = _linear_run(tmp_path / "b", 300)
+    reason = {"flipped": "checksum", "truncated": "checksum", "empty": "header",
+              "plain-torch-save": "header"}[damage]
+    _assert_recomputed(run, ref, path, reason)
+    resumed = _linear_run(tmp_path / "b", 300)  # the new checkpoint is good
+    assert resumed.resumed_from == 300 and resumed.discarded_checkpoint is None
+
+
+def test_a_planted_checkpoint_never_runs_code(tmp_path):
+    """A checkpoint whose unpickling would call a function (here ``Path.touch`` of a marker) is
+    refused by the weights-only unpickler even when its checksum is right, and discarded."""
+    import pathlib
+
+    from richlazy.simulate import CheckpointDiscardedWarning
+    from richlazy.simulate.samplers._driver import _write_checkpoint
+
+    marker = tmp_path / "code-ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (pathlib.Path.touch, (marker,))
+
+    ref, path = _interrupted(tmp_path)
+    for write in (_write_checkpoint, lambda obj, p: torch.save(obj, p)):  # checksummed, bare
+        write({"config_hash": "x", "state": Evil()}, path)
+        with pytest.warns(CheckpointDiscardedWarning, match="ck.pt"):
+            run = _linear_run(tmp_path / "b", 300)
+        assert not marker.exists(), "loading the checkpoint ran code"
+        _assert_recomputed(run, ref, path, "")
+
+
+@pytest.mark.parametrize("field", ["generator", "records", "state", "theta", "sample_steps", "dict"])
+def test_a_checkpoint_with_missing_or_ill_typed_fields_is_discarded(tmp_path, field):
+    from richlazy.simulate import CheckpointDiscardedWarning
+    from richlazy.simulate.samplers._driver import _read_checkpoint, _write_checkpoint
+
+    ref, path = _interrupted(tmp_path)
+    ck, reason = _read_checkpoint(path)
+    assert reason is None and ck["state"]["step"] == 150
+    if field == "theta":
+        ck["state"]["theta"] = ck["state"]["theta"][:, :2]
+    elif field == "sample_steps":
+        ck["sample_steps"] = ["a"] * len(ck["sample_steps"])
+    elif field == "dict":
+        ck = [1, 2]
+    else:
+        del ck[field]
+    _write_checkpoint(ck, path)
+    with pytest.warns(CheckpointDiscardedWarning, match="ck.pt"):
+        run = _linear_run(tmp_path / "b", 300)
+    _assert_recomputed(run, ref, path, "")

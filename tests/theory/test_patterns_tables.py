@@ -28,6 +28,7 @@ from richlazy.theory.ldt._patterns import (
     two_layer_erf_pattern_energies,
 )
 from richlazy.theory.ldt._tables import (
+    TABLE_SYMBOLS,
     minimize_energy,
     parse_table_expression,
     pattern_crossovers,
@@ -374,3 +375,51 @@ def test_exact_ldt_close_to_m_specialization_pattern_energy():
 def test_input_validation(call, exc, msg):
     with pytest.raises(exc, match=msg):
         call()
+
+
+# -- parse_table_expression never runs code (issue 53) ------------------------------------------
+
+
+def _exec_payload(path) -> str:
+    """``exec(chr(..)+..)`` spelling of code that would create ``path``: only letters, digits,
+    + ( ) and commas, so a character filter alone lets it through."""
+    code = f"open({str(path)!r}, 'w').close()"
+    return "exec(" + "+".join(f"chr({ord(c)})" for c in code) + ")"
+
+
+@pytest.mark.parametrize("kind", ["exec-chr", "import", "attribute", "lambda", "subscript",
+                                  "other-call", "unknown-name", "string"])
+def test_parse_table_expression_rejects_code_and_writes_nothing(kind, tmp_path):
+    marker = tmp_path / "ran"
+    text = {
+        "exec-chr": _exec_payload(marker),
+        "import": "__import__('os').system('touch ran')",
+        "attribute": "N.func",
+        "lambda": "(lambda x: x)(N)",
+        "subscript": "N.args[0]",
+        "other-call": "Function(N)",
+        "unknown-name": "N + foo",
+        "string": "N + 'a'",
+    }[kind]
+    with pytest.raises(ValueError, match="text must be a table expression") as err:
+        parse_table_expression(text)
+    assert repr(text)[:30] in str(err.value) or text[:30] in str(err.value)
+    assert not marker.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parse_table_expression_keeps_the_table_grammar():
+    N_, d_ = parse_table_expression("N"), parse_table_expression("d")
+    assert parse_table_expression("N^2 + 1") == N_**2 + 1  # ^ is power, with power precedence
+    assert parse_table_expression("-N**(3/2)*sqrt(d)/2") == -N_ ** sp.Rational(3, 2) * sp.sqrt(d_) / 2
+    assert parse_table_expression("log(N) + exp(d) - 0.5") == sp.log(N_) + sp.exp(d_) - sp.Float(0.5)
+    assert parse_table_expression("N >= d**3") == sp.Ge(N_, d_**3)
+    assert parse_table_expression("N1 < sqrt(N2)*sqrt(d)") == sp.Lt(
+        parse_table_expression("N1"), sp.sqrt(parse_table_expression("N2") * d_))
+    for r in scaling_tables():
+        for text in [r.P_star, r.P_star_limit, r.energy, r.E_min, *r.parameters.values(),
+                     *r.exponents.values()]:
+            assert parse_table_expression(text) == sp.sympify(text, locals=TABLE_SYMBOLS)
+        for v in [*r.validity, *(w for w in r.wins_when if "tie" not in w)]:
+            rel = v.split(": ", 1)[-1]
+            assert parse_table_expression(rel) == sp.sympify(rel, locals=TABLE_SYMBOLS)

@@ -123,6 +123,41 @@ def test_a_stale_checkpoint_is_discarded_with_a_note(chain_case, tmp_path):
     assert rc2 == 0 and c2["params"]["resumed_from"] == 25 and not c2["notes"]
 
 
+@pytest.mark.parametrize("damage", ["truncated", "flipped"])
+def test_a_damaged_checkpoint_is_discarded_recomputed_and_noted(chain_case, tmp_path, damage):
+    rc0, c0 = _validate(tmp_path, 0)
+    assert rc0 == 0
+    (ck,) = (tmp_path / "checkpoints").rglob("chain.pt")
+    data = ck.read_bytes()
+    mid = len(data) // 2
+    ck.write_bytes(data[:mid] if damage == "truncated" else
+                   data[:mid] + bytes(b ^ 0xFF for b in data[mid:mid + 16]) + data[mid + 16:])
+    rc1, c1 = _validate(tmp_path, 0)
+    assert rc1 == 0 and c1["error"] is None
+    assert c1["params"]["resumed_from"] is None  # recomputed from the start ...
+    assert c1["params"]["final"] == c0["params"]["final"]  # ... to the same chain
+    assert "Discarded checkpoint chain.pt" in c1["notes"] and "checksum" in c1["notes"]
+    assert "Discarded checkpoint chain.pt" in (tmp_path / "report.md").read_text()
+    rc2, c2 = _validate(tmp_path, 0)  # the recomputed checkpoint resumes, without a note
+    assert rc2 == 0 and c2["params"]["resumed_from"] == 20 and not c2["notes"]
+
+
+def test_prepare_out_dir_removes_orphaned_temp_files(tmp_path):
+    import time
+
+    from richlazy.validate.core._runner import prepare_out_dir
+
+    folder = tmp_path / "checkpoints" / "case"
+    folder.mkdir(parents=True)
+    orphan = folder / "chain.pt.q1w2e3r4.tmp"  # an hour-old temp file of an interrupted write
+    orphan.write_bytes(b"half")
+    os.utime(orphan, (time.time() - 3600, time.time() - 3600))
+    fresh = folder / "key.json.a1b2c3d4.tmp"  # could be a concurrent writer's: kept
+    fresh.write_bytes(b"half")
+    prepare_out_dir(tmp_path)
+    assert not orphan.exists() and fresh.exists()
+
+
 def test_checkpoint_key_changes_with_seed_suite_and_device():
     from richlazy.validate.core._runner import checkpoint_key
 
@@ -166,3 +201,34 @@ def test_run_suite_argument_errors_name_the_argument(kw, exc, match, tmp_path):
     with pytest.raises(exc, match=match):
         run_suite(**args)
     assert not (tmp_path / "r").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------
+
+
+def test_save_figure_writes_atomically(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+    from richlazy.validate.rendering._figures import new_figure, save_figure
+
+    fig, ax = new_figure()
+    ax.plot([0, 1], [1, 0])
+    path = save_figure(fig, tmp_path / "a.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert save_figure(new_figure()[0], tmp_path / "a.svg").read_text().lstrip().startswith("<?xml")
+    old = path.read_bytes()
+
+    def interrupted(self, fname, **kw):  # writes half a file, then fails
+        if isinstance(fname, (str, os.PathLike)):
+            with open(fname, "wb") as fh:
+                fh.write(b"half")
+        else:
+            fname.write(b"half")
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(Figure, "savefig", interrupted)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        save_figure(new_figure()[0], path)
+    assert path.read_bytes() == old  # the old figure is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "a.svg"]

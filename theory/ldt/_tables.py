@@ -18,11 +18,28 @@ two-layer LDT of :mod:`richlazy.theory.ldt._erf` reproduces the two-layer FCN ex
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass, field
 
 import sympy as sp
-from sympy.parsing.sympy_parser import TokenError
+
+# the table symbols (all positive) and the safe parser live in _table_expr; re-exported here
+from ._table_expr import (  # noqa: F401  (TABLE_SYMBOLS, parse_table_expression: re-exported)
+    M1,
+    M2,
+    N1,
+    N2,
+    TABLE_SYMBOLS,
+    D,
+    H,
+    L,
+    M,
+    N,
+    S,
+    beta,
+    d,
+    mu,
+    parse_table_expression,
+)
 
 __all__ = [
     "TableRow",
@@ -35,50 +52,6 @@ __all__ = [
     "parse_table_expression",
     "clear_table_cache",
 ]
-
-# symbols (all positive)
-d, N, N1, N2, S, H, L = sp.symbols("d N N1 N2 S H L", positive=True)
-D, M, M1, M2, beta, mu = sp.symbols("D M M1 M2 beta mu", positive=True)
-
-#: name -> Symbol for every symbol used in the tables.  Plain ``sympy.sympify`` maps ``N`` to
-#: sympy's numerical-evaluation function, ``S`` to its singleton registry and ``beta`` to the beta
-#: function; parse table strings with ``sympy.sympify(text, locals=TABLE_SYMBOLS)``.
-TABLE_SYMBOLS = {str(s): s for s in (d, N, N1, N2, S, H, L, D, M, M1, M2, beta, mu)}
-
-
-_EXPR_FORBIDDEN = re.compile(r"[^A-Za-z0-9_\s+\-*/^().,<>=!]")
-
-
-def parse_table_expression(text: str) -> sp.Basic:
-    """Parse a table string (``P_star``, a parameter, an energy) into a SymPy expression whose
-    symbols are the positive symbols of this module (:data:`TABLE_SYMBOLS`); a relation such as
-    ``"N < d**3"`` (a validity condition) gives a SymPy relational.
-
-    Raises TypeError if ``text`` is not a str and ValueError (quoting ``text``) if it is not a
-    valid expression, or evaluates to something that is not a finite scalar expression (e.g.
-    ``"1/0"``, which SymPy reads as complex infinity ``zoo``)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    # sympify evaluates its input: admit arithmetic on names and numbers only (no quotes, no
-    # dunder names), so a table string can never run code
-    bad = sorted(set(_EXPR_FORBIDDEN.findall(text)))
-    if bad or "__" in text:
-        raise ValueError(f"text must be a table expression (names, numbers, + - * / ** ^, "
-                         f"parentheses and comparisons); {text!r} contains {bad or ['__']}")
-    try:
-        expr = sp.sympify(text, locals=TABLE_SYMBOLS)
-    except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError, NameError,
-            TokenError) as err:
-        reason = getattr(err, "base_exc", None) or err
-        raise ValueError(f"text must be a table expression (e.g. 'N*d**2 + 1/D'); could not "
-                         f"parse {text!r} ({type(reason).__name__}: {reason})") from None
-    if not isinstance(expr, (sp.Expr, sp.core.relational.Relational)):
-        raise ValueError(f"text must be a scalar table expression or relation; {text!r} parses to "
-                         f"{type(expr).__name__} {expr!r}")
-    if expr.has(sp.zoo, sp.nan, sp.oo):
-        raise ValueError(f"text must be a finite table expression; {text!r} parses to {expr}")
-    return expr
-
 
 # --------------------------------------------------------------------------------------------
 # building blocks (scaling forms)

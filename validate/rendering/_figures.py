@@ -19,8 +19,14 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=None, layout: str | No
 
 
 def save_figure(fig, path, *, dpi: int = 110) -> pathlib.Path:
-    """Write ``fig`` to ``path`` (PNG unless the suffix says otherwise) and release it."""
+    """Write ``fig`` to ``path`` (PNG unless the suffix says otherwise) and release it. The file is
+    written atomically (:func:`richlazy.simulate.atomic_write`): a reader never sees half a
+    figure, and a failed or interrupted write leaves the old file in place. Every figure of the
+    package is written here (checked by ``tests/test_architecture.py``)."""
+    from richlazy.simulate import atomic_write  # here, not at import: rendering needs no torch
+
     path = pathlib.Path(path)
-    fig.savefig(path, dpi=dpi)
+    fmt = path.suffix[1:].lower() or "png"
+    atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi))
     fig.clear()
     return path
