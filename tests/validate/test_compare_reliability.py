@@ -72,3 +72,39 @@ def test_report_format_documents_every_tolerance_kind():
     for kind in _compare._KINDS:
         compare("q", 0.0, 1.0, stderr=0.1, kind=kind if kind != "rel" else "abs", tol=1.0)
     assert "simulation − theory ≥ tol · stderr" in text  # the one-sided rule of "gt"
+
+
+# --------------------------------------------------------------------------------------------
+# an exploding standard error (issue 53): a tolerance that grows with the SE must not pass
+# --------------------------------------------------------------------------------------------
+
+
+def test_implausible_stderr_fails_instead_of_widening_the_tolerance():
+    # U[0,0] = 25000 against theory 0.695 from a damaged checkpoint, SE 8000: the case's
+    # tolerance 3/N + 4 SE/|theory| passed it
+    th, sim, se, n = 0.695, 25000.0, 8000.0, 64
+    q = compare("U[0,0]", th, sim, stderr=se, kind="rel", tol=3 / n + 4 * se / th)
+    assert not q.passed and "implausible standard error" in q.note
+    assert not compare("U[0,0]", th, sim, stderr=se, kind="abs", tol=4 * se + 3 / n).passed
+    assert not compare("U[0,0]", th, sim, stderr=se, kind="z", tol=5).passed
+    assert not compare("x", 0.0, 30.0, stderr=10.0, kind="abs", tol=4 * 10.0 + 0.05).passed
+
+
+def test_plausible_stderr_keeps_its_verdict():
+    from richlazy.validate.core._compare import SE_MAX_ABS, SE_MAX_REL
+
+    th = 0.695
+    se = SE_MAX_REL * th + SE_MAX_ABS  # the largest plausible SE
+    q = compare("U[0,0]", th, th + se, stderr=se, kind="rel", tol=3 / 64 + 4 * se / th)
+    assert q.passed and "implausible" not in q.note
+    assert compare("x", 0.0, 0.02, stderr=0.027, kind="abs", tol=4 * 0.027 + 0.06).passed
+    # a one-sided claim: a large SE only makes it harder to pass (the rule does not apply)
+    assert compare("d > 0", 0.0, 10.0, stderr=2.0, kind="gt", tol=3).passed
+
+
+def test_report_format_documents_the_stderr_plausibility_rule():
+    from richlazy.validate.core import _compare
+    from richlazy.validate.core._compare import SE_MAX_ABS, SE_MAX_REL
+
+    for text in (DOCS.read_text(), _compare.compare.__doc__, _compare.__doc__):
+        assert f"stderr > {SE_MAX_REL} · |theory| + {SE_MAX_ABS}" in text, text[:200]

@@ -1,24 +1,34 @@
 """The ``richlazy`` command line: a thin layer over library functions.
 
     richlazy validate [--suite quick|full] [--only GLOB] [--device auto|cpu|cuda] [--out DIR]
-                      [--seed N] [--threads N] [--workers N|auto | --scheduler ADDR] [--quiet]
+                      [--seed N] [--threads N] [--workers N|auto | --scheduler ADDR
+                      [--scheduler-timeout S] [--scheduler-security FILE]] [--quiet]
     richlazy list
     richlazy info
     richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S] [--threads N]
     richlazy tables [--format md|latex|csv|json] [--model GLOB]
     richlazy diff REPORT_A REPORT_B [--z K]
     richlazy sweep NAME --grid KEY=V1,V2 [--grid ...] [--seeds N] [--out DIR]
-                   [--workers N|auto | --scheduler ADDR] [--device auto|cpu|cuda] [--seed N]
+                   [--workers N|auto | --scheduler ADDR [--scheduler-timeout S]
+                   [--scheduler-security FILE]] [--device auto|cpu|cuda] [--seed N]
                    [--threads N] [--no-figures] [--quiet]
     richlazy sweep --list | richlazy sweep NAME --describe
 
 ``validate`` and ``sweep`` run on Dask with ``--workers N`` (a LocalCluster of N one-thread
-processes; ``auto``: one per usable core) or ``--scheduler ADDR`` (an existing cluster); install
-``richlazy[distributed]`` for that.
+processes, at most 4 per usable core; ``auto``: one per usable core) or ``--scheduler ADDR`` (an
+existing cluster, reached within ``--scheduler-timeout`` seconds, default 10; ``tcp://`` is plain
+TCP without authentication, ``tls://`` needs ``--scheduler-security FILE``, a JSON file with
+``tls_ca_file``, ``tls_client_cert``, ``tls_client_key``); install ``richlazy[distributed]``.
+
+Every argument is checked (and the scheduler reached) before anything is written. One run at a
+time per ``--out`` folder (a lock file ``.lock`` in it): a second run into a folder in use exits
+2 at once. ``validate`` adds its cases to the report already in ``--out`` (a case run again
+replaces its entry).
 
 Exit codes: 0 success, 1 a selected validation case (or sweep task) failed, 2 bad arguments
-(one line on stderr naming the option: a bad value, an --out that is a file or not writable, a
---device this machine or benchmark does not have), 130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
+(one line on stderr naming the option: a bad value, an --out that is a file, not writable or in
+use, a --device this machine or benchmark does not have, a scheduler that cannot be reached),
+130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
 
 Only what a command needs is imported: ``tables`` imports neither torch nor matplotlib.
 """
@@ -26,9 +36,12 @@ Only what a command needs is imported: ``tables`` imports neither torch nor matp
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import pathlib
 import platform
 import sys
+import warnings
 
 __all__ = ["main", "build_parser"]
 
@@ -65,7 +78,20 @@ def _positive_number(what: str):
 _positive_float = _positive_number("a positive number of seconds")
 
 
-_SEED = _int_at_least(0, "a non-negative integer")
+MAX_SEED = 2**63 - 1  # a sweep's table stores seeds as 64-bit signed integers (Parquet int64)
+WORKERS_PER_CORE = 4  # --workers beyond this many per usable core only thrashes (420 MB each)
+SCHEDULER_TIMEOUT_S = 10.0
+
+
+def _seed(text: str) -> int:
+    what = f"an integer from 0 to {MAX_SEED} (2**63 - 1)"
+    value = _int_at_least(0, what)(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+    return value
+
+
+_SEED = _seed
 _THREADS = _int_at_least(1, "a positive integer")
 
 
@@ -81,9 +107,15 @@ def _workers(text: str) -> int:
     if text == "auto":
         return usable_cores()
     try:
-        return _THREADS(text)
+        n = _THREADS(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"must be a positive integer or 'auto', got {text!r}") from None
+    limit = WORKERS_PER_CORE * usable_cores()
+    if n > limit:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {limit} ({WORKERS_PER_CORE} x {usable_cores()} usable cores) on this "
+            f"machine, got {text!r}; for more workers start a Dask cluster and pass --scheduler")
+    return n
 
 
 def _fail(message: str) -> int:
@@ -93,27 +125,97 @@ def _fail(message: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # exit code 2 with a one-line reason
-        self.print_usage(sys.stderr)
-        print(f"richlazy: error: {message}", file=sys.stderr)
+        print(f"richlazy: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
 def _executor_options(parser, what: str) -> None:
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--workers", type=_workers, default=None, metavar="N",
-                   help=f"run the {what} on a Dask LocalCluster of N one-thread worker processes; "
-                        "'auto': one per usable core (needs richlazy[distributed])")
+                   help=f"run the {what} on a Dask LocalCluster of N one-thread worker processes, "
+                        f"at most {WORKERS_PER_CORE} per usable core; 'auto': one per usable "
+                        "core (needs richlazy[distributed])")
     g.add_argument("--scheduler", metavar="ADDR", default=None,
                    help=f"run the {what} on the Dask cluster at ADDR, e.g. tcp://127.0.0.1:8786 "
-                        "(needs richlazy[distributed]; workers must see the output folder)")
+                        "(needs richlazy[distributed]; workers must see the output folder; "
+                        "tcp:// is plain TCP without authentication, see docs/distributed.md)")
+    parser.add_argument("--scheduler-timeout", type=_positive_number("a positive number of "
+                        "seconds"), default=None, metavar="S",
+                        help=f"seconds to reach --scheduler before giving up (default "
+                             f"{SCHEDULER_TIMEOUT_S:g})")
+    parser.add_argument("--scheduler-security", metavar="FILE", default=None,
+                        help="TLS for a tls:// --scheduler: a JSON file with tls_ca_file, "
+                             "tls_client_cert and tls_client_key (paths of PEM files)")
 
 
-def _executor(args):
+def _check_scheduler(args):
+    """The checked --scheduler options: None, or (address, timeout, Security or None)."""
+    from ..sweeps._executors import _ADDRESS_PREFIXES, _import_distributed, load_security
+
+    if args.scheduler is None:
+        for opt in ("--scheduler-timeout", "--scheduler-security"):
+            if getattr(args, opt[2:].replace("-", "_")) is not None:
+                raise ValueError(f"{opt} needs --scheduler ADDR")
+        return None
+    addr = args.scheduler
+    if not addr.startswith(_ADDRESS_PREFIXES):
+        raise ValueError(f"--scheduler must be a Dask scheduler address such as "
+                         f"tcp://127.0.0.1:8786 ({', '.join(_ADDRESS_PREFIXES)}), got {addr!r}")
+    if addr.startswith("tls://") and args.scheduler_security is None:
+        raise ValueError(f"--scheduler {addr} needs --scheduler-security FILE (a JSON file with "
+                         "tls_ca_file, tls_client_cert, tls_client_key)")
+    try:
+        _import_distributed(addr)
+    except ValueError as exc:
+        raise ValueError(f"--scheduler: {exc}") from None
+    security = None
+    if args.scheduler_security is not None:
+        try:
+            security = load_security(args.scheduler_security)
+        except ValueError as exc:
+            raise ValueError(f"--scheduler-security: {exc}") from None
+    timeout = args.scheduler_timeout or SCHEDULER_TIMEOUT_S
+    return addr, timeout, security
+
+
+def _check_out(out) -> None:
+    """--out must be (or be creatable as) a writable folder; checked without creating it."""
+    path = pathlib.Path(out)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out {str(path)!r} is an existing file; a folder is required")
+    probe = path.absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {str(path)!r} is not a writable folder "
+                         f"({str(probe)!r} is not a writable folder)")
+
+
+def _executor(args, scheduler, stack: contextlib.ExitStack):
+    """(executor, workers) for run_suite/sweep; a --scheduler is connected to here (one-line
+    ValueError naming it when it cannot be reached) and closed with ``stack``."""
     if args.workers is not None:
         return "dask-local", args.workers
-    if args.scheduler is not None:
-        return args.scheduler, None
-    return "sequential", None
+    if scheduler is None:
+        return "sequential", None
+    from ..sweeps._executors import SchedulerUnreachable, connect_scheduler
+
+    addr, timeout, security = scheduler
+    try:
+        client = connect_scheduler(addr, timeout=timeout, security=security)
+    except SchedulerUnreachable as exc:
+        raise ValueError(f"--scheduler {addr}: {exc}") from None
+    stack.enter_context(client)
+    return client, None
+
+
+def _claim_out(out, stack: contextlib.ExitStack) -> None:
+    """Create --out and hold its lock for the rest of ``stack`` (ValueError naming --out)."""
+    from ._lock import out_lock
+    from ._runner import prepare_out_dir
+
+    prepare_out_dir(out, name="--out")
+    stack.enter_context(out_lock(out, name="--out"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,7 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch device for the simulations (auto = CUDA when available)")
     v.add_argument("--out", metavar="DIR", default="richlazy-report",
                    help="report folder (report.json, report.md, figures/; default richlazy-report)")
-    v.add_argument("--seed", type=_SEED, default=0, help="base seed of every case (default 0)")
+    v.add_argument("--seed", type=_SEED, default=0, metavar="N",
+                   help="base seed of every case, 0 to 2**63 - 1 (default 0)")
     v.add_argument("--threads", type=_THREADS, default=1, metavar="N",
                    help="CPU threads per case for torch and for BLAS/OpenMP (numpy, scipy) "
                         "(default 1; the quick cases use small tensors and solves, where more "
@@ -168,7 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--out", metavar="DIR", default=None,
                    help="sweep folder (default richlazy-sweep-NAME); rerun to resume")
     w.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    w.add_argument("--seed", type=_SEED, default=0, help="base seed (default 0)")
+    w.add_argument("--seed", type=_SEED, default=0, metavar="N",
+                   help="base seed, 0 to 2**63 - 1 (default 0)")
     w.add_argument("--threads", type=_THREADS, default=1, metavar="N",
                    help="CPU threads per task for torch and BLAS (default 1)")
     w.add_argument("--no-figures", action="store_true", help="write no figures")
@@ -192,20 +296,23 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_validate(args) -> int:
     from ..rendering._report import render_case_line
     from ._compare import VERDICTS
-    from ._runner import prepare_out_dir, resolve_device_name, run_suite
+    from ._registry import get_cases
+    from ._runner import resolve_device_name, run_suite
 
     try:
         resolve_device_name(args.device)
     except ValueError as exc:
         return _fail(f"--device {args.device}: {exc}")
-    try:
-        prepare_out_dir(args.out, name="--out")
+    try:  # every argument before anything is written
+        if not get_cases(args.suite, args.only):
+            raise ValueError(f"--only {args.only!r} matches no case of suite {args.suite!r}; "
+                             "see `richlazy list`")
+        scheduler = _check_scheduler(args)
+        _check_out(args.out)
     except ValueError as exc:
         return _fail(str(exc))
-
-    executor, workers = _executor(args)
     # on a cluster every case is handed over at once; its line below comes when it finishes
-    started = "..." if executor == "sequential" else "queued"
+    started = "..." if args.workers is None and scheduler is None else "queued"
 
     def start(spec):
         if not args.quiet:
@@ -217,10 +324,13 @@ def _cmd_validate(args) -> int:
             print(res.error.rstrip().splitlines()[-1], flush=True)
 
     try:
-        report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
-                           seed=args.seed, progress=not args.quiet, on_case_start=start,
-                           on_case_end=end, threads=args.threads, executor=executor,
-                           workers=workers)
+        with contextlib.ExitStack() as stack:
+            executor, workers = _executor(args, scheduler, stack)
+            _claim_out(args.out, stack)
+            report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
+                               seed=args.seed, progress=not args.quiet, on_case_start=start,
+                               on_case_end=end, threads=args.threads, executor=executor,
+                               workers=workers)
     except ValueError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -355,18 +465,13 @@ def _cmd_sweep(args) -> int:
         if spec.metrics:
             print("metrics: " + ", ".join(spec.metrics))
         return 0
-    try:
-        grid = _parse_grid(spec, args.grid)
-    except ValueError as exc:
-        return _fail(str(exc))
     out = args.out or f"richlazy-sweep-{spec.name}"
-    from ._runner import prepare_out_dir
-
-    try:
-        prepare_out_dir(out, name="--out")
+    try:  # every argument before anything is written
+        grid = _parse_grid(spec, args.grid)
+        scheduler = _check_scheduler(args)
+        _check_out(out)
     except ValueError as exc:
         return _fail(str(exc))
-    executor, workers = _executor(args)
     total = [0]
 
     def end(row):
@@ -380,9 +485,12 @@ def _cmd_sweep(args) -> int:
               f"{tail}", file=sys.stderr, flush=True)
 
     try:
-        res = sweep(spec.name, grid, seeds=args.seeds, out=out, executor=executor,
-                    workers=workers, device=args.device, seed=args.seed, threads=args.threads,
-                    figures=not args.no_figures, on_point_end=end)
+        with contextlib.ExitStack() as stack:
+            executor, workers = _executor(args, scheduler, stack)
+            _claim_out(out, stack)
+            res = sweep(spec.name, grid, seeds=args.seeds, out=out, executor=executor,
+                        workers=workers, device=args.device, seed=args.seed,
+                        threads=args.threads, figures=not args.no_figures, on_point_end=end)
     except ValueError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -416,10 +524,26 @@ def main(argv=None) -> int:
                "bench": _cmd_bench, "tables": _cmd_tables, "sweep": _cmd_sweep,
                "diff": _cmd_diff}[args.command]
     try:
-        return handler(args)
+        with warnings.catch_warnings():  # restores showwarning afterwards
+            warnings.showwarning = _warning_printer(warnings.showwarning)
+            return handler(args)
     except KeyboardInterrupt:  # one line, no traceback (validate prints how to resume itself)
         print("richlazy: interrupted", file=sys.stderr, flush=True)
         return INTERRUPTED
+
+
+def _warning_printer(show):
+    """``warnings.showwarning`` that prints a report-folder warning as one line."""
+
+    def printer(message, category, *args, **kwargs):
+        from ..rendering._report import ReportWarning
+
+        if issubclass(category, ReportWarning):
+            print(f"richlazy: warning: {message}", file=sys.stderr, flush=True)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return printer
 
 
 if __name__ == "__main__":  # pragma: no cover

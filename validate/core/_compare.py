@@ -18,6 +18,15 @@ and each quantity states which one decides ``passed``:
 Both ``z`` and ``rel_error`` are always recorded when they are defined, so a reader sees the
 statistical and the relative picture whatever decided the verdict.
 
+Implausible standard errors. Cases often widen a "rel" or "abs" tolerance by a few standard errors
+(``3/N + 4 SE/|theory|``), and a "z" tolerance is a number of standard errors: an exploding SE
+(damaged checkpoint, diverged chain) would pass any estimate. So a quantity of kind "z", "rel" or
+"abs" does not pass when ``stderr > 0.5 · |theory| + 0.05`` (``SE_MAX_REL``, ``SE_MAX_ABS``: a
+standard error of more than half the theory value, or 0.05 on a quantity whose theory value is 0,
+says the estimate has no information at the scale being tested), whatever its tolerance; its
+``note`` says so. A "gt" claim is exempt (a larger SE only makes it harder to pass). A non-finite
+``stderr`` is rejected and a non-finite estimate never passes.
+
 Mixing. A quantity estimated from Markov chains carries the convergence diagnostics of the
 per-chain series it was computed from (``compare(..., mixing=...)``; see
 :mod:`richlazy.validate._diagnostics`): rank-normalised split-R-hat ``rhat``, ``ess_bulk``,
@@ -49,12 +58,17 @@ import numpy as np
 
 from .._diagnostics import Mixing, chain_diagnostics
 
-__all__ = ["Quantity", "compare", "case_verdict", "max_rhat", "min_ess", "VERDICTS"]
+__all__ = ["Quantity", "compare", "case_verdict", "max_rhat", "min_ess", "VERDICTS", "SE_MAX_REL",
+           "SE_MAX_ABS"]
 
 #: the possible case verdicts (see the module doc for the rule)
 VERDICTS = ("agrees", "disagrees", "not mixed", "error")
 
 _KINDS = ("z", "rel", "abs", "gt")
+
+#: a standard error above SE_MAX_REL · |theory| + SE_MAX_ABS fails a "z", "rel" or "abs" quantity
+SE_MAX_REL = 0.5
+SE_MAX_ABS = 0.05
 
 
 @dataclass(frozen=True)
@@ -116,6 +130,48 @@ class Quantity:
                 d[key] = None if math.isnan(v) else (math.inf if v > 0 else -math.inf)
         return d
 
+    @classmethod
+    def from_dict(cls, d) -> Quantity:
+        """The quantity a report.json entry describes (``to_dict`` as written: NaN as null,
+        infinities as "inf"/"-inf"); ValueError naming the field when it is not one."""
+        if not isinstance(d, dict):
+            raise ValueError(f"a quantity must be a JSON object, got {type(d).__name__}")
+        name = d.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a quantity needs a non-empty string 'name', got {name!r}")
+        if d.get("tolerance_kind") not in _KINDS:
+            raise ValueError(f"quantity {name!r}: tolerance_kind must be one of {_KINDS}, got "
+                             f"{d.get('tolerance_kind')!r}")
+        for key in ("passed", "mixed"):
+            if not isinstance(d.get(key), bool) and not (key == "mixed" and d.get(key) is None):
+                raise ValueError(f"quantity {name!r}: {key} must be true or false, got {d.get(key)!r}")
+        note = d.get("note", "")
+        if not isinstance(note, str):
+            raise ValueError(f"quantity {name!r}: note must be a string, got {note!r}")
+        num = {k: _json_number(name, k, d.get(k)) for k in
+               ("theory", "simulation", "stderr", "z", "rel_error", "tolerance", "rhat",
+                "ess_bulk", "ess_tail")}
+        for k in ("theory", "simulation", "tolerance"):  # never absent: null was a NaN
+            num[k] = math.nan if num[k] is None else num[k]
+        if num["rhat"] is not None and num["ess_bulk"] is None:
+            num["ess_bulk"] = math.nan  # sampled, constant series ("n/a")
+        if num["rhat"] is not None and num["ess_tail"] is None:
+            num["ess_tail"] = math.nan
+        return cls(name, num["theory"], num["simulation"], num["stderr"], num["z"],
+                   num["rel_error"], d["tolerance_kind"], num["tolerance"], d["passed"], note,
+                   num["rhat"], num["ess_bulk"], num["ess_tail"], d.get("mixed"))
+
+
+def _json_number(name: str, key: str, v) -> float | None:
+    """A number of a report.json quantity: a JSON number, null, or "inf"/"-inf"."""
+    if v is None:
+        return None
+    if v in ("inf", "-inf"):
+        return float(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"quantity {name!r}: {key} must be a number, null or \"inf\", got {v!r}")
+    return float(v)
+
 
 def _real(arg: str, v) -> float:
     """``v`` as a float: Python or numpy real scalars, 0-d arrays and one-element tensors;
@@ -157,7 +213,9 @@ def compare(
     Raises ValueError/TypeError naming the argument for an unknown ``kind``, a non-real,
     non-finite or non-positive ``tol``, a negative or non-finite ``stderr``, or a missing
     ``stderr`` for "z"/"gt". ``theory`` and ``simulation`` may be NaN or inf (a failed estimate);
-    the quantity then does not pass.
+    the quantity then does not pass. Nor does a "z", "rel" or "abs" quantity with an implausible
+    standard error, ``stderr > 0.5 · |theory| + 0.05`` (``SE_MAX_REL``, ``SE_MAX_ABS``), whatever
+    its tolerance (which may grow with the SE); ``note`` then says so.
     note : str
         Rationale for the tolerance.
     mixing : Mixing or array (S, E), optional
@@ -201,11 +259,32 @@ def compare(
         passed = abs(diff) <= tol
     if not (math.isfinite(theory) and math.isfinite(simulation)):
         passed = False
+    if _implausible_se(kind, theory, stderr):
+        passed = False
+        note = _se_note(note, theory, stderr)
     mix = _mixing(mixing, name)
     diag = {} if mix is None else dict(rhat=float(mix.rhat), ess_bulk=float(mix.ess_bulk),
                                        ess_tail=float(mix.ess_tail), mixed=bool(mix.mixed))
     return Quantity(name, theory, simulation, stderr, z, rel, kind, float(tol), bool(passed), note,
                     **diag)
+
+
+def _se_limit(theory: float) -> float:
+    """The largest plausible standard error of an estimate of ``theory``."""
+    return SE_MAX_REL * abs(theory) + SE_MAX_ABS
+
+
+def _implausible_se(kind: str, theory: float, stderr: float | None) -> bool:
+    """Whether ``stderr`` is too large for a "z", "rel" or "abs" verdict to mean anything."""
+    if kind == "gt" or stderr is None or not math.isfinite(theory):
+        return False
+    return stderr > _se_limit(theory)
+
+
+def _se_note(note: str, theory: float, stderr: float) -> str:
+    why = (f"Failed: implausible standard error {stderr:.4g} > {SE_MAX_REL} |theory| + "
+           f"{SE_MAX_ABS} = {_se_limit(theory):.4g}.")
+    return f"{note} {why}" if note else why
 
 
 def _mixing(mixing, name: str) -> Mixing | None:

@@ -116,14 +116,35 @@ def load_report_cases(path, *, name: str = "path") -> dict[str, dict]:
     for f in files:
         try:
             data = json.loads(f.read_text())
-            found = data["cases"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise ValueError(f"{name}: {str(f)!r} is not a richlazy report.json") from None
-        for c in found:
+        except (OSError, ValueError):
+            raise ValueError(f"{name}: {str(f)!r} is not a richlazy report.json (not readable "
+                             "JSON)") from None
+        problem = _structure_problem(data)
+        if problem:
+            raise ValueError(f"{name}: {str(f)!r} is not a richlazy report.json ({problem})")
+        for c in data["cases"]:
             if c["name"] in cases:
                 raise ValueError(f"{name}: case {c['name']!r} appears twice under {str(path)!r}")
             cases[c["name"]] = c
     return cases
+
+
+def _structure_problem(data) -> str | None:
+    """What keeps ``data`` from being read as a report (None when it can be): an object with a
+    list "cases" of objects, each with a string "name" and a list "quantities" (may be absent)
+    of objects with a string "name"."""
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        return 'no list "cases"'
+    for i, c in enumerate(data["cases"]):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            return f'case {i} is not an object with a string "name"'
+        qs = c.get("quantities", [])
+        if not isinstance(qs, list):
+            return f'case {c["name"]!r}: "quantities" is {type(qs).__name__}, not a list'
+        for j, q in enumerate(qs):
+            if not isinstance(q, dict) or not isinstance(q.get("name"), str):
+                return f'case {c["name"]!r}: quantity {j} is not an object with a string "name"'
+    return None
 
 
 def _number(v) -> float | None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -12,12 +15,22 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 
 from richlazy.theory.checks import check_int
 
-from ..rendering._report import CaseResult, Report, atomic_write_text, write_report
+from ..rendering._report import (
+    CaseResult,
+    Report,
+    ReportWarning,
+    atomic_write_text,
+    merge_cases,
+    read_report_cases,
+    write_report,
+)
 from ._compare import case_verdict
+from ._lock import out_lock
 from ._registry import CaseContext, CaseOutcome, CaseSpec, case_threads, get_cases
 
 __all__ = ["run_suite", "execute_case", "resolve_device_name", "prepare_out_dir", "checkpoint_key"]
@@ -47,7 +60,9 @@ def prepare_out_dir(out_dir, *, name: str = "out_dir") -> pathlib.Path:
     """Create the report folder ``out_dir`` if needed and check that files can be written in it.
 
     Raises ValueError naming ``name`` (the CLI passes ``--out``) when the path is an existing
-    file, cannot be created, or is not writable, before any case runs.
+    file, cannot be created, or is not writable, before any case runs. Temporary files that
+    interrupted atomic writes left in it are removed
+    (:func:`richlazy.simulate.clean_orphaned_temp_files`).
     """
     if not isinstance(out_dir, (str, pathlib.PurePath)) or str(out_dir) == "":
         raise ValueError(f"{name} must be a folder path, got {out_dir!r}")
@@ -61,6 +76,9 @@ def prepare_out_dir(out_dir, *, name: str = "out_dir") -> pathlib.Path:
     except OSError as exc:
         raise ValueError(f"{name} {str(path)!r} is not a writable folder "
                          f"({exc.strerror or type(exc).__name__})") from None
+    from richlazy.simulate import clean_orphaned_temp_files
+
+    clean_orphaned_temp_files(path)
     return path
 
 
@@ -88,9 +106,25 @@ def _is_stale_checkpoint_error(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and "checkpoint" in str(exc) and "configuration" in str(exc)
 
 
-def _run_case(spec: CaseSpec, ctx: CaseContext, threads: int):
-    with case_threads(ctx, threads):
-        outcome = spec.fn(ctx)
+def _run_case(spec: CaseSpec, ctx: CaseContext, threads: int, discarded: list | None = None):
+    """Run the case; the messages of the checkpoints its chains discarded
+    (:class:`richlazy.simulate.CheckpointDiscardedWarning`) are appended to ``discarded`` instead
+    of being shown, other warnings are shown as usual."""
+    from richlazy.simulate import CheckpointDiscardedWarning
+
+    with warnings.catch_warnings():  # restores the filters and showwarning on exit
+        warnings.simplefilter("always", CheckpointDiscardedWarning)
+        show = warnings.showwarning
+
+        def note_or_show(message, category, *args, **kwargs):
+            if issubclass(category, CheckpointDiscardedWarning) and discarded is not None:
+                discarded.append(str(message))
+            else:
+                show(message, category, *args, **kwargs)
+
+        warnings.showwarning = note_or_show
+        with case_threads(ctx, threads):
+            outcome = spec.fn(ctx)
     if not isinstance(outcome, CaseOutcome):
         raise TypeError(f"case {spec.name} returned {type(outcome).__name__}, not CaseOutcome")
     return outcome
@@ -114,9 +148,10 @@ def execute_case(spec: CaseSpec, *, suite: str, seed: int, device: str, out_dir:
     t0 = time.perf_counter()
     error = None
     extra_note = ""
+    discarded: list[str] = []  # checkpoints the case's chains could not trust (damaged, planted)
     try:
         try:
-            outcome = _run_case(spec, ctx, threads)
+            outcome = _run_case(spec, ctx, threads, discarded)
         except Exception as exc:
             if not _is_stale_checkpoint_error(exc):
                 raise
@@ -127,7 +162,7 @@ def execute_case(spec: CaseSpec, *, suite: str, seed: int, device: str, out_dir:
             atomic_write_text(ck_dir / "key.json", json.dumps(key, indent=2, sort_keys=True) + "\n")
             extra_note = (f"Discarded stale checkpoints ({exc}); the case ran from the start.")
             ctx.figures.clear()
-            outcome = _run_case(spec, ctx, threads)
+            outcome = _run_case(spec, ctx, threads, discarded)
     except Exception:  # a failing case must not stop the suite
         outcome = CaseOutcome(quantities=[])
         error = traceback.format_exc()
@@ -136,7 +171,7 @@ def execute_case(spec: CaseSpec, *, suite: str, seed: int, device: str, out_dir:
     figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
     # verdict: error / not mixed / agrees / disagrees (rule in core._compare); only "agrees" passes
     verdict = case_verdict(outcome.quantities, error)
-    notes = "\n\n".join(x for x in (outcome.notes, extra_note) if x)
+    notes = "\n\n".join(x for x in (outcome.notes, extra_note, *dict.fromkeys(discarded)) if x)
     return CaseResult(
         name=spec.name, paper=spec.paper, description=spec.description,
         passed=verdict == "agrees", seconds=secs, device=dev, seed=seed, suite=suite,
@@ -179,11 +214,16 @@ def run_suite(
     numpy/scipy (default 1: the quick cases use small tensors and small solves, and
     oversubscribed threads on shared cores slow them down by 10x).
     The report is rewritten (atomically) after every case, so an interrupted run keeps what it
-    finished. Long cases checkpoint into ``out_dir/checkpoints/<case>/<key>``, where the key
-    hashes the suite, seed, device, richlazy version and the case's source file
-    (:func:`checkpoint_key`): a rerun with the same arguments resumes, another seed or suite
-    starts its own checkpoints, and a checkpoint the sampler driver finds to belong to another
-    run configuration is discarded (with a note in the case's report) and the case rerun.
+    finished. ``out_dir/report.json`` and ``report.md`` also keep the cases of earlier runs into
+    the same folder (a case run again replaces its entry; a damaged report.json is moved to
+    ``report.json.damaged`` with a :class:`ReportWarning`); the returned :class:`Report` holds
+    this run's cases only. One run at a time per folder: ``out_dir/.lock`` is held (flock) for the
+    whole run, and a second run into a held folder raises ValueError at once. Long cases
+    checkpoint into ``out_dir/checkpoints/<case>/<key>``, where the key hashes the suite,
+    seed, device, richlazy version and the case's source file (:func:`checkpoint_key`): a
+    rerun with the same arguments resumes, another seed or suite starts its own checkpoints,
+    and a checkpoint the sampler driver finds to belong to another run configuration is
+    discarded (with a note in the case's report) and the case rerun.
 
     ``executor`` runs the cases elsewhere, one task per case (see
     :func:`richlazy.validate.sweep`): ``"sequential"`` (default, this process), ``"dask-local"``
@@ -194,6 +234,7 @@ def run_suite(
     when a case is handed to the executor.
     """
     from ..sweeps._executors import check_executor, open_executor
+    from ..sweeps._run import check_seed
 
     if only is not None and not isinstance(only, str):
         raise TypeError(f"only must be a glob string or None, got {type(only).__name__}")
@@ -202,7 +243,7 @@ def run_suite(
     cases = get_cases(suite, only)
     if not cases:
         raise ValueError(f"no case of suite {suite!r} matches --only {only!r}; see `richlazy list`")
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_seed(seed)
     threads = check_int("threads", threads, minimum=1)
     check_executor(executor, workers)
     sequential = executor == "sequential"
@@ -210,34 +251,29 @@ def run_suite(
         dev = resolve_device_name(device)
     else:
         dev = None  # decided by the cluster's workers below
-    out_dir = prepare_out_dir(out_dir)
-    created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    results: dict[str, CaseResult] = {}
-    order = [c.name for c in cases]
-
-    def report():
-        return Report(suite, dev, seed, created, _version(),
-                      [results[n] for n in order if n in results])
-
-    if sequential:
-        cache: dict = {}  # shared by the cases of this run (see CaseContext.cache)
-        for spec in cases:
-            if on_case_start:
-                on_case_start(spec)
-            res = execute_case(spec, suite=suite, seed=seed, device=dev, out_dir=out_dir,
-                               threads=threads, progress=progress, cache=cache)
-            results[spec.name] = res
-            write_report(report(), out_dir)
-            if on_case_end:
-                on_case_end(res)
-        return report()
-
-    with open_executor(executor, workers=workers) as ex:
+    with contextlib.ExitStack() as stack:
+        # the cluster is reached before anything is written: an unreachable scheduler leaves
+        # no folder behind
+        ex = None if sequential else stack.enter_context(open_executor(executor, workers=workers))
+        out_dir = prepare_out_dir(out_dir)
+        stack.enter_context(out_lock(out_dir, name="out_dir"))
+        run = _SuiteRun(suite, seed, out_dir, [c.name for c in cases], on_case_end)
+        if sequential:
+            run.dev = dev
+            cache: dict = {}  # shared by the cases of this run (see CaseContext.cache)
+            for spec in cases:
+                if on_case_start:
+                    on_case_start(spec)
+                run.record(execute_case(spec, suite=suite, seed=seed, device=dev,
+                                        out_dir=out_dir, threads=threads, progress=progress,
+                                        cache=cache))
+            return run.report()
         if dev is None:
             if device == "cuda" and not ex.gpu:
                 raise ValueError("device 'cuda' but no Dask worker has the GPU resource "
                                  "(start GPU workers with --resources GPU=1)")
             dev = "cuda" if ex.gpu else "cpu"
+        run.dev = dev
         tasks = [{"name": c.name, "suite": suite, "seed": seed, "device": dev,
                   "out_dir": str(out_dir.resolve()), "threads": threads} for c in cases]
         if on_case_start:
@@ -251,10 +287,61 @@ def run_suite(
                                  passed=False, seconds=float("nan"), device=dev, seed=seed,
                                  suite=suite, quantities=[], figures=[], params={}, notes="",
                                  error=error, verdict="error")
-            results[res.name] = res
-            write_report(report(), out_dir)
-            if on_case_end:
-                on_case_end(res)
+            run.record(res)
 
         ex.map(_case_task, tasks, done, gpu_flags=[dev.startswith("cuda")] * len(tasks))
-    return report()
+    return run.report()
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+class _SuiteRun:
+    """The cases one :func:`run_suite` call has finished, written after each into
+    ``out_dir/report.json`` and ``report.md`` together with the earlier cases found there."""
+
+    def __init__(self, suite, seed, out_dir, order, on_case_end):
+        self.suite, self.seed, self.out_dir, self.order = suite, seed, out_dir, order
+        self.on_case_end = on_case_end
+        self.dev = None
+        self.created = _now()
+        self.results: dict[str, CaseResult] = {}
+        self.earlier = _earlier_cases(out_dir)
+
+    def report(self, cases=None) -> Report:
+        """This run's cases in suite order (or ``cases``)."""
+        if cases is None:
+            cases = [self.results[n] for n in self.order if n in self.results]
+        return Report(self.suite, self.dev, self.seed, self.created, _version(), cases)
+
+    def record(self, res: CaseResult) -> None:
+        res = dataclasses.replace(res, finished=_now())
+        self.results[res.name] = res
+        write_report(self.report(merge_cases(self.earlier, self.report().cases)), self.out_dir)
+        if self.on_case_end:
+            self.on_case_end(res)
+
+
+def _earlier_cases(out_dir: pathlib.Path) -> list[CaseResult]:
+    """The cases of the report.json an earlier run left in ``out_dir`` (read as plain JSON).
+    A damaged one is moved to ``report.json.damaged`` with a :class:`ReportWarning`; the report
+    then starts afresh."""
+    path = out_dir / "report.json"
+    if not path.exists():
+        return []
+    try:
+        return read_report_cases(path)
+    except (OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    aside = path.with_name("report.json.damaged")
+    try:
+        os.replace(path, aside)
+        kept = f"kept as {aside.name}"
+    except OSError:
+        kept = "left in place"
+    with warnings.catch_warnings():  # every time, not once per process
+        warnings.simplefilter("always", ReportWarning)
+        warnings.warn(f"{path} is not a readable richlazy report ({reason}); {kept}, starting a "
+                      "new report", ReportWarning, stacklevel=2)
+    return []

@@ -9,12 +9,18 @@
          "quantities": [{name, theory, simulation, stderr, z, rel_error, tolerance_kind,
                          tolerance, passed, note, rhat, ess_bulk, ess_tail, mixed}, ...],
          "figures": [relative paths], "params": {...}, "notes": str, "error": str | null,
-         "verdict": "agrees" | "disagrees" | "not mixed" | "error",
+         "verdict": "agrees" | "disagrees" | "not mixed" | "error", "finished": ISO time,
          "max_rhat": float | null, "min_ess_bulk": float | null}]}
 
 ``rhat``/``ess_bulk``/``ess_tail``/``mixed`` are null for quantities not estimated from chains; an
 infinite R-hat (stuck chains) is written as the string "inf". The verdict rule is that of
 :func:`richlazy.validate.core._compare.case_verdict`; ``passed`` is ``verdict == "agrees"``.
+
+A folder collects the cases of every run into it: :func:`merge_cases` keeps the cases of the
+report already there (read as plain JSON by :func:`read_report_cases`) and replaces those run
+again. Each case carries its own ``suite``, ``seed``, ``device``, ``seconds`` (how long it ran)
+and ``finished`` (when); the top-level ``suite``, ``device``, ``seed`` and ``created`` are those
+of the latest run, ``passed``, ``ok`` and ``verdicts`` count every case in the file.
 """
 
 from __future__ import annotations
@@ -27,7 +33,12 @@ from dataclasses import asdict, dataclass, field
 from ..core._compare import VERDICTS, Quantity, case_verdict, max_rhat, min_ess
 
 __all__ = ["CaseResult", "Report", "write_report", "render_markdown", "atomic_write_text",
-           "render_case_line", "render_case_table"]
+           "render_case_line", "render_case_table", "read_report_cases", "merge_cases",
+           "ReportWarning"]
+
+
+class ReportWarning(RuntimeWarning):
+    """Something about a report folder worth one line (the CLI prints it as a warning)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class CaseResult:
     notes: str = ""
     error: str | None = None
     verdict: str = ""
+    finished: str = ""  # when the case ended (ISO 8601, UTC); "" when not known
 
     def __post_init__(self):
         # "" = derive it from the quantities and the error (case_verdict)
@@ -70,6 +82,33 @@ class CaseResult:
         d["max_rhat"] = self.max_rhat
         d["min_ess_bulk"] = self.min_ess_bulk
         return d
+
+    @classmethod
+    def from_dict(cls, d) -> CaseResult:
+        """The case a report.json entry describes (ValueError naming what is wrong)."""
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not d["name"]:
+            raise ValueError("a case must be a JSON object with a non-empty string 'name'")
+        name = d["name"]
+        for key, kinds in _CASE_FIELDS.items():
+            if not isinstance(d.get(key), kinds) or isinstance(d.get(key), bool) != (bool in kinds):
+                raise ValueError(f"case {name!r}: {key} is {d.get(key)!r}")
+        if not all(isinstance(f, str) for f in d["figures"]):
+            raise ValueError(f"case {name!r}: figures must be strings")
+        seconds = math.nan if d["seconds"] is None else float(d["seconds"])
+        qs = [Quantity.from_dict(q) for q in d["quantities"]]
+        try:
+            return cls(name, d["paper"], d["description"], d["passed"], seconds, d["device"],
+                       d["seed"], d["suite"], qs, list(d["figures"]), dict(d["params"]),
+                       d["notes"], d["error"], d["verdict"], d.get("finished") or "")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"case {name!r}: {exc}") from None
+
+
+# the fields of a report.json case and their JSON types (read back by CaseResult.from_dict)
+_CASE_FIELDS = {"paper": (str,), "description": (str,), "passed": (bool,),
+                "seconds": (int, float, type(None)), "device": (str, type(None)), "seed": (int,),
+                "suite": (str,), "quantities": (list,), "figures": (list,), "params": (dict,),
+                "notes": (str,), "error": (str, type(None)), "verdict": (str,)}
 
 
 @dataclass(frozen=True)
@@ -197,7 +236,9 @@ def render_markdown(report: Report) -> str:
                      f"{_rhat_fmt(mr)} | {_ess_fmt(c.min_ess_bulk)} | "
                      f"{c.seconds:.1f} |")
     for c in report.cases:
-        lines += ["", f"## `{c.name}` — {c.verdict}", "", c.description, ""]
+        lines += ["", f"## `{c.name}` — {c.verdict}", "", c.description, "",
+                  f"Suite `{c.suite}` · seed {c.seed} · device `{c.device}` · "
+                  f"{c.seconds:.1f} s · finished {c.finished or '—'}", ""]
         if c.error:
             lines += ["**Error:**", "", "```", c.error, "```", ""]
         if c.params:
@@ -273,6 +314,29 @@ def render_case_table(report: Report) -> str:
     out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     out += [fmt.format(*r) for r in rows]
     return "\n".join(line.rstrip() for line in out) + "\n"
+
+
+def read_report_cases(path) -> list[CaseResult]:
+    """The cases of the report.json at ``path``, read as plain JSON (never unpickled).
+
+    OSError when it cannot be read; ValueError when it is not a richlazy report.json (not JSON,
+    or a field of the wrong type)."""
+    text = pathlib.Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise ValueError("no list of cases")
+    return [CaseResult.from_dict(c) for c in data["cases"]]
+
+
+def merge_cases(earlier, new) -> list[CaseResult]:
+    """The cases of an earlier report with those of a new run: a case in both takes the new
+    entry at the earlier one's place; the other new cases follow in their order."""
+    by_name = {c.name: c for c in new}
+    merged = [by_name.pop(c.name, c) for c in earlier]
+    return merged + list(by_name.values())
 
 
 def write_report(report: Report, out_dir: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:

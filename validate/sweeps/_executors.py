@@ -3,7 +3,10 @@
 * ``"sequential"`` — in this process, one task after another (the default; needs no extra).
 * ``"dask-local"`` — a Dask ``LocalCluster`` of ``workers`` processes, one thread each.
 * a scheduler address (``"tcp://host:8786"``) — an existing Dask cluster (``dask scheduler`` +
-  ``dask worker`` processes, or ``dask-jobqueue`` on Slurm/PBS).
+  ``dask worker`` processes, or ``dask-jobqueue`` on Slurm/PBS). ``tcp://`` is plain TCP without
+  authentication; for ``tls://`` pass a ``distributed.Security`` (:func:`load_security` reads one
+  from a JSON file). A scheduler not reached within ``CONNECT_TIMEOUT_S`` seconds raises
+  :class:`SchedulerUnreachable` (a ValueError) before anything else happens.
 * a ``dask.distributed.Client`` — the caller's own client (left open afterwards).
 
 Every task is one call of a module-level function on a small picklable description, so the
@@ -16,12 +19,16 @@ torch/BLAS thread. A worker that dies mid-task has its task rerun by the schedul
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 
-__all__ = ["Executor", "open_executor", "check_executor", "EXECUTOR_NAMES"]
+__all__ = ["Executor", "open_executor", "check_executor", "connect_scheduler", "load_security",
+           "SchedulerUnreachable", "EXECUTOR_NAMES", "CONNECT_TIMEOUT_S"]
 
 EXECUTOR_NAMES = ("sequential", "dask-local")
 _ADDRESS_PREFIXES = ("tcp://", "tls://", "inproc://", "ucx://", "ws://", "wss://")
+CONNECT_TIMEOUT_S = 10.0  # seconds to reach a scheduler before giving up
+SECURITY_KEYS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 ALLOWED_FAILURES = 2  # a task is rerun after its worker dies; the third death marks it failed
 # (2, not 1: two workers dying at once can briefly be handed a rescheduled task before the
 # scheduler notices the second death)
@@ -48,6 +55,66 @@ def check_executor(executor, workers) -> None:
             raise ValueError(f"workers={workers} needs executor='dask-local', got {executor!r}")
     if executor != "sequential":
         _import_distributed(executor)
+
+
+class SchedulerUnreachable(ValueError):
+    """A Dask scheduler could not be reached (refused, timed out, TLS handshake failed)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def connect_scheduler(address: str, *, timeout: float | None = None, security=None):
+    """A ``distributed.Client`` connected to the scheduler at ``address`` within ``timeout``
+    seconds (default ``CONNECT_TIMEOUT_S``), with ``security`` (a ``distributed.Security``, for
+    ``tls://``). :class:`SchedulerUnreachable` with a one-line reason otherwise."""
+    from distributed import Client
+
+    timeout = CONNECT_TIMEOUT_S if timeout is None else float(timeout)
+    kw = {} if security is None else {"security": security}
+    try:
+        return Client(address, timeout=f"{timeout}s", **kw)
+    except Exception as exc:  # OSError, TimeoutError, ssl.SSLError, a bad address
+        raise SchedulerUnreachable(f"cannot connect to the Dask scheduler at {address!r} within "
+                                   f"{timeout:g} s ({_first_line(exc)})") from None
+
+
+def load_security(path):
+    """A ``distributed.Security`` for TLS from the JSON file ``path``: an object with the keys
+    ``tls_ca_file`` (required), ``tls_client_cert`` and ``tls_client_key``, each the path of an
+    existing PEM file (relative paths are taken from the file's folder). Read as plain JSON;
+    ValueError naming what is wrong otherwise."""
+    import pathlib
+
+    path = pathlib.Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read {str(path)!r} ({exc.strerror or type(exc).__name__})"
+                         ) from None
+    except ValueError:
+        raise ValueError(f"{str(path)!r} is not a JSON file") from None
+    if not isinstance(data, dict) or "tls_ca_file" not in data:
+        raise ValueError(f"{str(path)!r} must hold a JSON object with the keys "
+                         f"{', '.join(SECURITY_KEYS)} (tls_ca_file required)")
+    unknown = sorted(set(data) - set(SECURITY_KEYS))
+    if unknown:
+        raise ValueError(f"{str(path)!r} has unknown keys {unknown}; allowed: "
+                         f"{', '.join(SECURITY_KEYS)}")
+    files = {}
+    for key, value in data.items():
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{str(path)!r}: {key} must be a file path, got {value!r}")
+        f = path.parent / value
+        if not f.is_file():
+            raise ValueError(f"{str(path)!r}: {key} {value!r} is not a file")
+        files[key] = str(f)
+    _import_distributed("tls://")
+    from distributed import Security
+
+    return Security(require_encryption=True, **files)
 
 
 def _import_distributed(executor):
@@ -136,7 +203,7 @@ def open_executor(executor="sequential", *, workers: int | None = None) -> Itera
     from distributed import Client, LocalCluster
 
     if _is_client(executor):
-        yield _DaskExecutor(executor, "dask-client")
+        yield _DaskExecutor(executor, f"dask ({executor.scheduler.address})")
         return
     # one task at a time per worker thread (worker-saturation 1.0), so a dying worker takes only
     # the task it was running with it, and that task is rerun ALLOWED_FAILURES times
@@ -156,7 +223,7 @@ def open_executor(executor="sequential", *, workers: int | None = None) -> Itera
                 client.close()
                 cluster.close()
         else:
-            client = Client(executor, timeout="30s")
+            client = connect_scheduler(executor)
             try:
                 yield _DaskExecutor(client, f"dask ({executor})")
             finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -27,9 +28,10 @@ from ._registry import (
 )
 from ._store import RESERVED_COLUMNS, point_key, read_point, table_columns, write_point, write_table
 
-__all__ = ["SweepResult", "SweepTask", "sweep", "run_task"]
+__all__ = ["SweepResult", "SweepTask", "sweep", "run_task", "check_seed", "MAX_SEED"]
 
 _DEVICES = ("auto", "cpu", "cuda")
+MAX_SEED = 2**63 - 1  # the table's seed column is a 64-bit signed integer (Parquet int64)
 TABLE_EVERY_S = 2.0  # rewrite the table at most this often while tasks finish (and at the end)
 
 
@@ -159,6 +161,14 @@ def _resolve(fn):
                     f"fn(ctx, **config), got {type(fn).__name__}")
 
 
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` as an int in [0, MAX_SEED] (ValueError/TypeError naming ``name``)."""
+    seed = check_int(name, seed, minimum=0)
+    if seed > MAX_SEED:
+        raise ValueError(f"{name} must be <= {MAX_SEED} (2**63 - 1), got {seed}")
+    return seed
+
+
 def _check_seeds(seeds) -> list[int]:
     if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
         n = check_int("seeds", seeds, minimum=1)
@@ -173,11 +183,14 @@ def _check_seeds(seeds) -> list[int]:
     return reps
 
 
-def _prepare_out(out, manifest: dict) -> pathlib.Path:
+def _prepare_out(out, manifest: dict, stack: contextlib.ExitStack) -> pathlib.Path:
+    """Create and lock (for the rest of ``stack``) the sweep folder, then write sweep.json."""
+    from ..core._lock import out_lock
     from ..core._runner import prepare_out_dir
     from ..rendering._report import atomic_write_text
 
     path = prepare_out_dir(out, name="out")
+    stack.enter_context(out_lock(path, name="out"))
     old = path / "sweep.json"
     if old.exists():
         try:
@@ -222,13 +235,15 @@ def sweep(
     out : folder or None
         where rows, checkpoints, the table (CSV and Parquet) and figures go. A rerun with the same
         folder skips finished tasks (failed ones run again) and a task restarts from its own
-        checkpoints. None keeps nothing on disk (no resume).
+        checkpoints. None keeps nothing on disk (no resume). The folder is locked
+        (``out/.lock``) while the tasks run: a second sweep into it raises ValueError at once.
     executor : "sequential" (default), "dask-local" (with ``workers``), a Dask scheduler
-        address, or a ``dask.distributed.Client``.
+        address, or a ``dask.distributed.Client``. A scheduler address is connected to (within
+        ``CONNECT_TIMEOUT_S`` seconds) before anything is written.
     device : "auto" | "cpu" | "cuda"
         for experiments that can use a GPU; "auto" uses CUDA when this process (sequential) or
         some Dask worker (resource ``GPU``) has it. Theory-only experiments run on the CPU.
-    seed : base seed; task streams are ``SeedSequence([seed, crc32(experiment),
+    seed : base seed in [0, 2**63 - 1]; task streams are ``SeedSequence([seed, crc32(experiment),
         crc32(config), replicate, k])``, independent of executor and order.
     threads : CPU threads (torch and BLAS) per task (default 1).
     figures : write the experiment's standard figures into ``out/figures`` at the end.
@@ -240,7 +255,7 @@ def sweep(
     spec, name, plain_fn, params = _resolve(fn)
     checked = check_grid(grid, params)
     reps = _check_seeds(seeds)
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_seed(seed)
     threads = check_int("threads", threads, minimum=1)
     if device not in _DEVICES:
         raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
@@ -259,10 +274,11 @@ def sweep(
     manifest = {"experiment": name, "grid": checked, "replicates": reps, "seed": seed,
                 "richlazy_version": _version(),
                 "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
-    out_path = _prepare_out(out, manifest) if out is not None else None
     uses_gpu = spec.uses_gpu if spec is not None else True
 
-    with open_executor(executor, workers=workers) as ex:
+    # the executor first: an unreachable scheduler leaves nothing on disk
+    with open_executor(executor, workers=workers) as ex, contextlib.ExitStack() as held:
+        out_path = _prepare_out(out, manifest, held) if out is not None else None
         dev = "cpu"
         if uses_gpu and device != "cpu" and (device == "cuda" or ex.gpu):
             dev = "cuda"
