@@ -14,8 +14,10 @@ import numpy as np
 import torch
 
 __all__ = [
+    "MAX_ALLOC_BYTES",
     "as_generator",
     "as_real_tensor",
+    "check_alloc",
     "check_count",
     "check_device",
     "check_float_dtype",
@@ -30,6 +32,7 @@ __all__ = [
     "same_device",
 ]
 
+MAX_ALLOC_BYTES = 2**34  # 16 GiB: the most one call may allocate for the arrays a size argument asks for
 _FLOAT_DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
@@ -40,6 +43,16 @@ def _scalar(v):
         if getattr(v, "ndim", None) == 0:
             return v.item()
     return v
+
+
+def check_alloc(name: str, n_items: int, *, itemsize: int = 8, what: str = "the arrays it sizes") -> None:
+    """Refuse up front a size argument ``name`` whose arrays (``n_items`` items of ``itemsize``
+    bytes; ``what`` says which) would exceed ``MAX_ALLOC_BYTES`` (16 GiB): ValueError naming it,
+    instead of a MemoryError (or an allocator error) after the work has started."""
+    nbytes = int(n_items) * int(itemsize)
+    if nbytes > MAX_ALLOC_BYTES:
+        raise ValueError(f"{name} is too large: {what} would take {nbytes / 2**30:.3g} GiB, above "
+                         f"the {MAX_ALLOC_BYTES // 2**30} GiB limit on one call's arrays")
 
 
 def check_int(name: str, v, *, minimum: int | None = None) -> int:
@@ -54,12 +67,15 @@ def check_int(name: str, v, *, minimum: int | None = None) -> int:
     return v
 
 
-def check_count(name: str, v, *, minimum: int = 0) -> int:
+def check_count(name: str, v, *, minimum: int = 0, maximum: int | None = None) -> int:
     """``v`` as an int ``>= minimum`` for counts (steps, sizes, intervals): a value of the wrong
-    type or below ``minimum`` raises ValueError "``name`` must be an int >= ``minimum``"."""
+    type or below ``minimum`` raises ValueError "``name`` must be an int >= ``minimum``"; one
+    above ``maximum`` (when given) "``name`` must be an int in [``minimum``, ``maximum``]"."""
     v = _scalar(v)
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+    if maximum is not None and int(v) > maximum:
+        raise ValueError(f"{name} must be an int in [{minimum}, {maximum}], got {int(v)}")
     return int(v)
 
 

@@ -12,16 +12,24 @@ import warnings
 
 import numpy as np
 
+MAX_ALLOC_BYTES = 2**34  # 16 GiB: the most one call may allocate for the arrays a size argument asks for
+MAX_DEPTH = 1000  # largest network depth the solvers and deep kernels accept (one kernel per layer)
+
 __all__ = [
+    "MAX_ALLOC_BYTES",
+    "MAX_DEPTH",
     "as_float_array",
     "as_float_matrix",
     "as_psd_matrix",
     "as_rng",
     "broadcast_named",
+    "check_alloc",
+    "check_depth",
     "check_int",
     "check_nonneg_float",
     "check_pos_float",
     "check_real",
+    "check_symmetric",
     "renamed_option",
 ]
 
@@ -62,19 +70,27 @@ def as_psd_matrix(name: str, x, *, rtol: float = 1e-8) -> np.ndarray:
     allows round-off: the smallest eigenvalue must be ``>= -rtol * max|eigenvalue|``. The message
     of an indefinite matrix gives its smallest eigenvalue. Returns the symmetrised matrix.
     """
-    arr = as_float_matrix(name, x)
-    n = arr.shape[0]
-    if arr.shape != (n, n):
-        raise ValueError(f"{name} must be square (n x n), got shape {arr.shape}")
-    scale = float(np.max(np.abs(arr)))
-    if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12 * scale):
-        raise ValueError(f"{name} must be symmetric (a kernel matrix)")
-    arr = 0.5 * (arr + arr.T)
+    arr = check_symmetric(name, as_float_matrix(name, x), what="a kernel matrix")
     lam = np.linalg.eigvalsh(arr)
     if lam[0] < -rtol * max(float(np.max(np.abs(lam))), np.finfo(float).tiny):
         raise ValueError(f"{name} must be positive semi-definite (a kernel matrix); its smallest "
                          f"eigenvalue is {lam[0]:.6g} (largest {lam[-1]:.6g})")
     return arr
+
+
+def check_symmetric(name: str, arr: np.ndarray, *, what: str = "a symmetric matrix") -> np.ndarray:
+    """The square float matrix ``arr`` checked to be symmetric to ``1e-10`` relative to its
+    largest entry (ValueError naming ``name`` and ``what`` it is otherwise); returns the exactly
+    symmetrised matrix ``(arr + arr.T) / 2``."""
+    n = arr.shape[0]
+    if arr.ndim != 2 or arr.shape != (n, n):
+        raise ValueError(f"{name} must be square (n x n), got shape {arr.shape}")
+    scale = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12 * scale):
+        asym = float(np.max(np.abs(arr - arr.T)))
+        raise ValueError(f"{name} must be symmetric ({what}), got max |{name} - {name}^T| = "
+                         f"{asym:.3g} (largest entry {scale:.3g})")
+    return 0.5 * (arr + arr.T)
 
 
 def broadcast_named(arrays: dict, *, message: str | None = None) -> list[np.ndarray]:
@@ -95,6 +111,25 @@ def check_int(name: str, v, *, minimum: int | None = None) -> int:
     v = int(v)
     if minimum is not None and v < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def check_alloc(name: str, n_items: int, *, itemsize: int = 8, what: str = "the arrays it sizes") -> None:
+    """Refuse up front a size argument ``name`` whose arrays (``n_items`` items of ``itemsize``
+    bytes; ``what`` says which) would exceed ``MAX_ALLOC_BYTES`` (16 GiB): ValueError naming it,
+    instead of a MemoryError (or an allocator error) after the work has started."""
+    nbytes = int(n_items) * int(itemsize)
+    if nbytes > MAX_ALLOC_BYTES:
+        raise ValueError(f"{name} is too large: {what} would take {nbytes / 2**30:.3g} GiB, above "
+                         f"the {MAX_ALLOC_BYTES // 2**30} GiB limit on one call's arrays")
+
+
+def check_depth(name: str, v) -> int:
+    """``v`` as a network depth: an int in ``[1, MAX_DEPTH]`` (solvers keep one kernel per layer)."""
+    v = check_int(name, v, minimum=1)
+    if v > MAX_DEPTH:
+        raise ValueError(f"{name} must be <= {MAX_DEPTH} (a network depth; one kernel is computed "
+                         f"and kept per layer), got {v}")
     return v
 
 

@@ -226,7 +226,8 @@ def train_mlp_ensemble(
     params : MLPParams   initial weights (not modified).
     X : (n, d) shared or (E, n, d) per-member inputs.  Y : (n, C) or (E, n, C) targets.
     lr : float or (E,)   learning rate (per step, on the loss L_e above).
-    steps : int          number of gradient steps.
+    steps : int          number of gradient steps (>= 0; 0 trains nothing: the result holds the
+        initial parameters and their loss).
     alpha : float or (E,) target downscaling: members fit Y / alpha.
     batch_size : int, optional   minibatch size (per member, reshuffled every epoch with
         ``generator``); None = full-batch gradient descent (no generator needed).

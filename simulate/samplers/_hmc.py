@@ -54,6 +54,9 @@ def hmc_init(theta: torch.Tensor, potential, *, step_size, precond=None, beta=No
     return mcmc_init(theta, potential, step_size=step_size, precond=precond, beta=beta)
 
 
+MAX_LEAPFROG = 10_000  # leapfrog steps per HMC transition (each costs one gradient evaluation)
+
+
 def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapfrog: int,
              adapt: bool = False, target_accept: float = 0.8, beta=None, mask=None,
              adapt_groups=None):
@@ -63,15 +66,15 @@ def hmc_step(state: MCMCState, potential, *, generator: torch.Generator, n_leapf
     generator : torch.Generator on theta's device: the momenta are normals of the moving block
         (on the CPU from the Philox kernel keyed by four words of ``generator``, elsewhere
         ``torch.randn``; :func:`standard_normals`), then E uniforms for the accept step.
-    n_leapfrog : leapfrog steps per transition (int >= 1); the trajectory length is
-        ``n_leapfrog * step_size``.
+    n_leapfrog : leapfrog steps per transition (int, 1 <= n_leapfrog <= ``MAX_LEAPFROG`` =
+        10_000); the trajectory length is ``n_leapfrog * step_size``.
     adapt, target_accept, beta, mask, adapt_groups : as in :func:`mala_step` (dual averaging of
         the leapfrog step size; per-step likelihood weight; block update; pooled adaptation).
 
     info : ``{"loss": (E,) at the new positions, "accept_prob": (E,), "accepted": (E,) bool,
     "adapting": adapt}``.
     """
-    n_leapfrog = check_count("n_leapfrog", n_leapfrog, minimum=1)
+    n_leapfrog = check_count("n_leapfrog", n_leapfrog, minimum=1, maximum=MAX_LEAPFROG)
     state, mask, target_accept, groups = prepare(
         state, potential, generator=generator, adapt=adapt, target_accept=target_accept, beta=beta,
         mask=mask, adapt_groups=adapt_groups)

@@ -32,7 +32,7 @@ from dataclasses import replace
 import torch
 
 from ..checks import check_count, check_device, check_float_dtype, check_int, check_pos_float
-from ._hmc import hmc_step
+from ._hmc import MAX_LEAPFROG, hmc_step
 from ._mala import mala_step, ula_move
 from ._mh import (
     MCMCState,
@@ -163,7 +163,7 @@ def make_replica_exchange_step(potential, *, n_ladders: int, method: str = "mala
                                pool_adaptation: bool = True):
     """A step function ``(state, generator) -> (state, info)`` for :func:`run_chain`: one
     within-temperature transition of every row at its own weight ``state.beta`` (``method``
-    "mala" (:func:`mala_step`), "hmc" (:func:`hmc_step`, needs ``n_leapfrog``) or "ula" (the
+    "mala" (:func:`mala_step`), "hmc" (:func:`hmc_step`, needs ``n_leapfrog`` <= 10_000) or "ula" (the
     unadjusted preconditioned Langevin move, biased at O(eps))), then, every ``swap_every`` steps,
     a :func:`replica_exchange_swap` with parity alternating from swap to swap.
 
@@ -187,7 +187,7 @@ def make_replica_exchange_step(potential, *, n_ladders: int, method: str = "mala
     if method == "hmc":
         if n_leapfrog is None:
             raise ValueError("n_leapfrog must be given (an int >= 1) for method='hmc'")
-        n_leapfrog = check_count("n_leapfrog", n_leapfrog, minimum=1)
+        n_leapfrog = check_count("n_leapfrog", n_leapfrog, minimum=1, maximum=MAX_LEAPFROG)
     elif n_leapfrog is not None:
         raise ValueError(f"n_leapfrog is only used by method='hmc', got n_leapfrog={n_leapfrog!r} with "
                          f"method={method!r}")

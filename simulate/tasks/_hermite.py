@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ..checks import check_float_dtype, check_generator_device, check_int
+from ..checks import check_alloc, check_float_dtype, check_generator_device, check_int
 
 __all__ = ["hermite_target_data"]
 
@@ -27,7 +27,8 @@ def hermite_target_data(P: int, d: int, *, generator: torch.Generator, degree: i
     """Gaussian inputs ``X ~ N(0, I)`` and targets ``He_degree(x_1)/sqrt(degree!)`` (teacher
     direction ``w* = e_1``; seed 002, App. B.3).  Shapes ``(P, d)``/``(P,)``, or
     ``(n_sets, P, d)``/``(n_sets, P)`` for one independent training set per chain.  Supported
-    degrees: 1, 3, 5.  ``generator`` is the ``torch.Generator`` the inputs are drawn from."""
+    degrees: 1, 3, 5.  ``generator`` is the ``torch.Generator`` the inputs are drawn from.
+    Inputs above 16 GiB raise ValueError."""
     P = check_int("P", P, minimum=1)
     d = check_int("d", d, minimum=2)
     if degree not in _HERMITE:
@@ -35,5 +36,7 @@ def hermite_target_data(P: int, d: int, *, generator: torch.Generator, degree: i
     device = check_generator_device(generator, device)
     dtype = check_float_dtype(dtype)
     shape = (P, d) if n_sets is None else (check_int("n_sets", n_sets, minimum=1), P, d)
+    check_alloc(f"P={P} with d={d}" + ("" if n_sets is None else f" and n_sets={shape[0]}"),
+                math.prod(shape), itemsize=dtype.itemsize, what="the inputs X")
     X = torch.randn(shape, generator=generator, device=device, dtype=dtype)
     return X, _HERMITE[degree](X[..., 0])

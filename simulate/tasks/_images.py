@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_count, check_real
+from ..checks import check_alloc, check_count, check_real
 
 __all__ = [
     "DatasetUnavailableError",
@@ -278,11 +278,13 @@ def one_hot_targets(labels, n_classes: int, *, y_plus: float = 1.0, y_minus: flo
     """Targets Y[i, c] = y_plus if labels[i] == c else y_minus, shape (n, n_classes), float64.
 
     E.g. ``y_plus=1, y_minus=-0.5`` gives the centred three-class targets of seed 000.
+    Targets above 16 GiB raise ValueError naming ``n_classes``.
     """
     lab = np.asarray(labels)
     if lab.ndim != 1:
         raise ValueError(f"labels must be 1-d, got shape {lab.shape}")
     n_classes = check_count("n_classes", n_classes, minimum=1)
+    check_alloc("n_classes", lab.size * n_classes, what="the (n, n_classes) targets")
     if lab.size and (lab.dtype.kind not in "iu" or lab.min() < 0 or lab.max() >= n_classes):
         raise ValueError(f"labels must be integers in [0, {n_classes}), got {lab!r}")
     y_plus = check_real("y_plus", y_plus)

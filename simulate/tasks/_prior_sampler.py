@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 from scipy import special
 
-from ..checks import check_int
+from ..checks import check_alloc, check_int
 
 __all__ = [
     "TiltedProposal",
@@ -177,6 +177,7 @@ class TiltedProposal:
     proportional to the tilted density ``p0 exp(tau G^2)`` (seed 002 eq. 34) at the cell centres;
     ``p0`` is the prior.  ``log_density`` is the exact density of what ``sample`` draws, so
     importance weights ``p0/q`` are exact.  Use ``tau`` of the LDT saddle point of the event.
+    A cell grid above 16 GiB (very large ``d``) raises ValueError.
     """
 
     def __init__(self, tau, d: int, *, eps: float = 0.05, points_per_width: float = 4.0):
@@ -185,6 +186,8 @@ class TiltedProposal:
         self.eps = _check_prob_eps(eps)
         points_per_width = _check_pos("points_per_width", points_per_width)
         gr = _Grid(self.d, self.tau, points_per_width)
+        check_alloc(f"d={self.d} (with points_per_width={points_per_width})",
+                    10 * (gr.w.size - 1) * (gr.u.size - 1), what="the proposal's cell grid")
         self.w_edges, self.u_edges = gr.w, gr.u
         wc = 0.5 * (gr.w[1:] + gr.w[:-1])
         uc = 0.5 * (gr.u[1:] + gr.u[:-1])
@@ -198,8 +201,10 @@ class TiltedProposal:
         self._cdf[-1] = 1.0
 
     def sample(self, n: int, seed):
-        """``n`` i.i.d. draws ``(|w_par|, u)`` from ``q`` (``seed``: int or numpy Generator)."""
+        """``n`` i.i.d. draws ``(|w_par|, u)`` from ``q`` (``seed``: int or numpy Generator);
+        an ``n`` whose draws exceed 16 GiB raises ValueError."""
         n = check_int("n", n, minimum=0)
+        check_alloc("n", 6 * n, what="the draws and their work arrays")
         rng = _as_rng(seed)
         from_prior = rng.random(n) < self.eps
         w = np.empty(n)
@@ -244,7 +249,8 @@ def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n
     Returns a dict: ``log_p`` and its standard error ``log_p_se`` (delta method on the mean of
     i.i.d. network weights), ``ess`` (effective sample size of the conditional weights),
     ``w_abs``/``r`` (n_net, N) samples and ``weight`` (n_net,) normalised conditional weights
-    (for :func:`weighted_mean_se` / :func:`weighted_ratio_se`).
+    (for :func:`weighted_mean_se` / :func:`weighted_ratio_se`). Sizes whose arrays would exceed
+    16 GiB (``MAX_ALLOC_BYTES``) raise ValueError.
     """
     d = _check_d(d)
     N = check_int("N", N, minimum=1)
@@ -252,6 +258,8 @@ def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n
     chi = _check_pos("chi", chi)
     n_net = check_int("n_net", n_net, minimum=2)
     chunk = check_int("chunk", chunk, minimum=1)
+    check_alloc(f"n_net={n_net} with N={N}", 2 * n_net * N + 8 * min(chunk, n_net) * N,
+                what="the returned (n_net, N) samples and a chunk's draws")
     _check_tau(tau_prop, "tau_prop")
     rng = _as_rng(seed)
     prop = TiltedProposal(tau_prop, d, eps=eps)
@@ -315,13 +323,16 @@ def direct_mc_probability(alpha, d: int, N: int, *, chi: float, n_net: int, seed
                           chunk: int = 20_000):
     """Plain Monte Carlo of ``Pr_prior[A >= alpha]``: full weight vectors ``W (N, d)`` with
     ``w* = e_1`` and Gaussian readouts, ``A = sum_i a_i G(w_i)``.  Returns ``(p, se)`` (the
-    binomial standard error, floored at the resolution ``1/n_net``)."""
+    binomial standard error, floored at the resolution ``1/n_net``). A chunk of weights above
+    16 GiB (``min(chunk, n_net) N d`` floats) raises ValueError."""
     d = _check_d(d)
     N = check_int("N", N, minimum=1)
     alpha = _check_pos("alpha", alpha)
     chi = _check_pos("chi", chi)
     n_net = check_int("n_net", n_net, minimum=1)
     chunk = check_int("chunk", chunk, minimum=1)
+    check_alloc(f"N={N} with d={d}", 3 * min(chunk, n_net) * N * d,
+                what="the (min(chunk, n_net), N, d) weights of a chunk")
     rng = _as_rng(seed)
     hits = 0
     done = 0
@@ -339,13 +350,16 @@ def direct_mc_probability(alpha, d: int, N: int, *, chi: float, n_net: int, seed
 def direct_mc_log_z1(taus, d: int, *, n: int, seed, chunk: int = 500_000):
     """Plain Monte Carlo of the per-neuron CGF ``log E_prior exp(tau G(w)^2)`` (seed 002 eq. 34)
     from full prior weight vectors ``w ~ N(0, I/d)`` (one sample set for all ``taus``).  Returns
-    arrays ``(log Z_1, se)`` (delta method)."""
+    arrays ``(log Z_1, se)`` (delta method). Sizes whose arrays would exceed 16 GiB
+    (``MAX_ALLOC_BYTES``) raise ValueError."""
     d = _check_d(d)
     taus = np.atleast_1d(_finite_array("taus", taus))
     if taus.ndim != 1 or taus.size == 0 or np.any(taus < 0):
         raise ValueError(f"taus must be a non-empty 1-D array of finite numbers >= 0, got {taus!r}")
     n = check_int("n", n, minimum=2)
     chunk = check_int("chunk", chunk, minimum=1)
+    check_alloc(f"n={n} with d={d}", 3 * min(chunk, n) * d + 3 * n,
+                what="a chunk's (min(chunk, n), d) weights and the n samples")
     rng = _as_rng(seed)
     g2 = []
     done = 0

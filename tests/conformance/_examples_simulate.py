@@ -214,6 +214,8 @@ E["simulate.train_mlp_ensemble"] = ex(
     generator="generator",
     record_every="pos_int",
     num_threads="pos_int",
+    accepted={("steps", "zero"): "steps=0 (documented) trains nothing: the result holds the initial "
+              "parameters and their loss (record_steps = [0])"},
 )
 E["simulate.NetworkPosterior"] = ex(
     lambda t: (
@@ -249,6 +251,8 @@ E["simulate.atomic_torch_save"] = ex(lambda t: dict(obj={"a": torch.zeros(2)}, p
 E["simulate.atomic_write"] = ex(
     lambda t: dict(path=t / "x.txt", write=lambda f: f.write(b"x"), mode=0o644), write="callable"
 )
+E["simulate.clean_orphaned_temp_files"] = ex(lambda t: dict(folder=t, min_age_s=600.0),
+                                              min_age_s="nonneg_float")
 E["simulate.run_chain"] = ex(
     lambda t: (
         lambda post: dict(
@@ -304,6 +308,8 @@ E["simulate.load_image_classification"] = ex(
     n_test="pos_int",
     seed="seed",
     downsample="pos_int",
+    accepted={("n_test", "zero"): "n_test may be 0 (documented): a training set only, as the "
+              "coding image cases load it"},
 )
 E["simulate.one_hot_targets"] = ex(
     lambda t: dict(labels=np.array([0, 2, 1]), n_classes=3, y_plus=1.0, y_minus=-0.5),

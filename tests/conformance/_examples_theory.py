@@ -477,7 +477,11 @@ E["theory.log_posterior_bound"] = ex(
     k="pos_float",
 )
 E["theory.mse_lower_bound"] = ex(
-    lambda t: dict(alignment_value=0.3, y_norm2=1.0), alignment_value="corr", y_norm2="pos_float"
+    lambda t: dict(alignment_value=0.3, y_norm2=1.0),
+    alignment_value="corr",
+    y_norm2="pos_float",
+    accepted={("alignment_value", "above_one"): "A_f = <f, y>/<y, y> is any real number (f = 2y has "
+              "A_f = 2) and the bound <y, y>(A_f - 1)^2 holds for every real A_f"},
 )
 E["theory.sample_complexity"] = ex(
     lambda t: dict(log_prior_prob=-3.0, kappa=1.0, k=0.5),

@@ -67,6 +67,7 @@ EXEMPT: dict[str, str] = {
     "simulate.DivergedError": "exception class",
     "simulate.SamplerDivergedError": "exception class",
     "simulate.LowAcceptanceError": "exception class",
+    "simulate.CheckpointDiscardedWarning": "exception class (warning category)",
     "simulate.DatasetUnavailableError": "exception class",
     # protocols
     "theory.CodingPredictor": "typing.Protocol (interface description, not instantiated)",
@@ -202,47 +203,9 @@ _INT_KINDS = {"pos_int", "nonneg_int", "count2", "sign"}
 
 # (example key, argument, mutation) -> what happens today. Checked to still fail: fixing one
 # fails the suite until its entry is removed here. See the conformance report for the exact calls.
-KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("simulate.load_image_classification", "n_test", "zero"): "n_test=0 accepted (an empty test set)",
-    ("simulate.train_mlp_ensemble", "steps", "zero"): "steps=0 accepted (returns the untrained ensemble)",
-    (
-        "theory.alignment",
-        "y_values",
-        "ndim",
-    ): "y_values of shape (1, 1, n) accepted (broadcast) where (n,) is required",
-    ("theory.alignment_cost", "alpha", "neg"): "alpha=[-0.001, 2.0] accepted (negative sample ratio)",
-    ("theory.gaussian_pattern_cost", "K", "asym"): "non-symmetric K accepted",
-    ("theory.gaussian_pattern_cost", "Q", "indefinite"): "indefinite covariance Q accepted",
-    ("theory.gaussian_pattern_cost", "Q", "asym"): "non-symmetric covariance Q accepted",
-    ("theory.gp_energy", "alpha", "neg"): "alpha=[-0.001, 2.0] accepted (negative sample ratio)",
-    (
-        "theory.locate_code_transition",
-        "ratios",
-        "empty",
-    ): "ratios=[]: ValueError 'm must be >= 1, got 0' names m",
-    ("theory.max_margin_matrix", "x", "complex"): "complex x accepted (imaginary part dropped silently)",
-    ("theory.max_margin_solution", "x", "complex"): "complex x accepted (imaginary part dropped silently)",
-    (
-        "theory.mse_lower_bound",
-        "alignment_value",
-        "above_one",
-    ): "alignment_value=1.001 accepted (a bound > 1)",
-    ("theory.relu_stability_margin", "ratios", "neg"): "ratios=[-0.001, 0.5] accepted (negative class ratio)",
-    (
-        "theory.relu_stability_margin",
-        "ratios",
-        "empty",
-    ): "ratios=[]: ValueError 't must have k = 0 rows ...' names t, not ratios",
-    ("theory.sherman_morrison_quadratic_form", "K0", "asym"): "non-symmetric K0 accepted",
-    ("theory.solve_U", "G", "asym"): "non-symmetric G accepted (silently symmetrised)",
-    ("theory.specialization_cost", "mu", "neg"): "mu=[-0.001, 2.0] accepted",
-    ("theory.sweep_y_minus", "ratios", "empty"): "ratios=[]: ValueError 'm must be >= 1, got 0' names m",
-    ("validate.eigen_curves", "features", "zeros"): "all-zero features return NaN curves",
-    ("validate.eigen_curves", "outputs", "zeros"): "all-zero outputs return NaN curves",
-    ("validate.eigen_curves", "targets", "zeros"): "all-zero targets return NaN curves",
-    ("validate.nc1", "features", "zeros"): "all-zero features accepted (NC1 = 0, 'perfect collapse')",
-    ("validate.nc2_etf", "features", "zeros"): "all-zero features return NaN cosines",
-}
+# Empty since issue 53: inputs that are valid by design are listed with the reason in their
+# example's ``accepted`` (tests/conformance/_examples_*.py), not here.
+KNOWN_FAILURES: dict[tuple[str, str, str], str] = {}
 # calls that are not rejected up front and run for seconds on the bad input (listed, not run)
 KNOWN_SLOW: dict[tuple[str, str, str], str] = {}
 

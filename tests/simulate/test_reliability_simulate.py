@@ -612,3 +612,33 @@ def test_good_inputs_still_work_after_the_checks():
     mu, se = S.weighted_mean_se([1.0, 3.0], [0.5, 0.5])
     assert mu == 2.0 and math.isclose(se, math.sqrt(0.5))
     assert S.resolve_device("auto").type in ("cpu", "cuda")
+
+
+# -- issue 53: upper bounds on counts and sizes ----------------------------------------------
+
+
+def test_hmc_n_leapfrog_has_an_upper_bound():
+    post = _posterior()
+    th = post.sample_prior(2, generator=_gen())
+    st = S.hmc_init(th, post, step_size=1e-3)
+    with pytest.raises(ValueError, match=r"n_leapfrog must be an int in \[1, 10000\], got 10001"):
+        S.hmc_step(st, post, generator=_gen(), n_leapfrog=10_001)
+    with pytest.raises(ValueError, match=r"n_leapfrog must be an int in \[1, 10000\]"):
+        S.make_replica_exchange_step(post, n_ladders=1, method="hmc", n_leapfrog=10**6)
+    S.hmc_step(st, post, generator=_gen(), n_leapfrog=2)
+
+
+def test_size_arguments_are_refused_before_allocating():
+    with pytest.raises(ValueError, match=r"n is too large: .* GiB, above the 16 GiB limit"):
+        S.TiltedProposal(1.0, 4).sample(10**12, 0)  # MemoryError before
+    with pytest.raises(ValueError, match=r"N=100000000 with d=4 is too large"):
+        S.direct_mc_probability(1.0, 4, 10**8, chi=1.0, n_net=100, seed=0)
+    with pytest.raises(ValueError, match=r"n_net=1000 with N=100000000 is too large"):
+        S.prior_rare_event_is(1.0, 4, 10**8, chi=1.0, tau_prop=1.0, n_net=1000, seed=0)
+    with pytest.raises(ValueError, match=r"n=1000000000000 with d=4 is too large"):
+        S.direct_mc_log_z1([0.5], 4, n=10**12, seed=0)
+    with pytest.raises(ValueError, match=r"n_classes is too large"):
+        S.one_hot_targets(np.array([0, 1, 2]), 10**10)
+    with pytest.raises(ValueError, match=r"P=1000000000 with d=8 is too large"):
+        S.hermite_target_data(10**9, 8, generator=_gen())  # RuntimeError from the allocator before
+    assert checks.MAX_ALLOC_BYTES == 2**34

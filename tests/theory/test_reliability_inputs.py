@@ -157,3 +157,94 @@ def test_parse_table_expression_still_parses_tables():
     e = parse_table_expression("N*d**2 + 1/D")
     assert e.free_symbols == {sp.Symbol(n, positive=True) for n in ("N", "d", "D")}
     assert isinstance(parse_table_expression("N < d**3"), sp.core.relational.Relational)
+
+
+# ------------------------------------------------------------------------- issue 53: overflow, depth, sizes
+
+
+def test_input_kernel_rescales_large_inputs_and_rejects_an_overflowing_kernel():
+    # X^T X overflowed to inf for entries ~1e154 although K0 = 1e308 is representable
+    X = 1e154 * np.ones((3, 2))
+    K0 = input_kernel(X)
+    assert np.all(np.isfinite(K0)) and K0[0, 0] == pytest.approx(1e308, rel=1e-12)
+    assert input_kernel(X, np.ones((3, 1)))[0, 0] == pytest.approx(1e154, rel=1e-12)
+    with pytest.raises(ValueError, match=r"X .*input kernel X\^T X2 / N0 beyond float64"):
+        input_kernel(1e200 * np.ones((3, 2)))  # returned inf
+
+
+@pytest.mark.parametrize("activation", ["linear", "erf", "sigmoid_erf", "relu"])
+def test_nngp_kernel_of_a_huge_kernel_is_finite_and_right(activation):
+    # K = 1e300 I gave zeros (erf), 0.25 (sigmoid_erf) or NaN/inf (relu) from overflowing products
+    from richlazy.theory import nngp_kernel
+
+    out = nngp_kernel(1e300 * np.eye(3), activation)
+    assert np.all(np.isfinite(out))
+    diag = {"linear": 1e300, "erf": 1.0, "sigmoid_erf": 0.5, "relu": 0.5e300}[activation]
+    assert out[0, 0] == pytest.approx(diag, rel=1e-6)
+    if activation == "relu":  # orthogonal inputs: sqrt(c11 c22) / (2 pi)
+        assert out[0, 1] == pytest.approx(1e300 / (2 * np.pi), rel=1e-12)
+
+
+def test_nngp_kernel_rejects_indefinite_kernels_and_overflowing_results():
+    from richlazy.theory import nngp_kernel
+
+    K = np.array([[1.0, 0.9, 0.9], [0.9, 1.0, -0.9], [0.9, -0.9, 1.0]])  # 2x2 minors fine, eig -0.8
+    with pytest.raises(ValueError, match=r"K must be positive semi-definite.*-0.8.*-1e-08 \* max"):
+        nngp_kernel(K, "relu")
+    with pytest.raises(ValueError, match="the kernel computed from K overflows"):
+        nngp_kernel(1e308 * np.eye(2), "linear", sigma_w2=10.0)
+    nngp_kernel(np.ones((3, 3)), "relu")  # singular (rank 1) kernels stay valid
+
+
+def test_deep_nngp_kernels_bound_the_depth():
+    from richlazy.theory import deep_nngp_cross_kernel, deep_nngp_kernel
+
+    with pytest.raises(ValueError, match=r"depth must be <= 1000.*got 1001"):
+        deep_nngp_kernel(np.eye(2), "relu", 1001)
+    with pytest.raises(ValueError, match=r"depth must be <= 1000"):
+        deep_nngp_cross_kernel(np.ones(2), np.eye(2), np.ones(2), "relu", 10**6)
+    assert len(deep_nngp_kernel(np.eye(2), "relu", 3)) == 3
+
+
+def test_linear_network_depth_is_bounded_and_nothing_overflows():
+    from richlazy.theory import solve_U
+
+    _, Y = _problem(P=4)
+    K0 = np.eye(4)
+    # L = 10**6 raised OverflowError from sigma_a2**L (Python floats)
+    for call in (lambda: solve_U(np.eye(2), sigma_a2=2.0, L=10**6),
+                 lambda: solve_linear_network(K0, Y, L=10**6, sigma_a2=2.0)):
+        with pytest.raises(ValueError, match=r"L must be <= 1000"):
+            call()
+    # within the bound, sigma_a2**L would overflow or underflow: the roots are computed in logs
+    G = np.diag([2.0, 1e-3])
+    for s in (0.5, 10.0):
+        for exact in (True, False):
+            u = solve_U(G, sigma_a2=s, L=1000, exact=exact)[1]
+            ref = s * (np.diag(G) / s) ** (1 / 1001)  # leading order u = (s^L g)^(1/(L+1))
+            assert np.all(np.isfinite(u)) and np.all(u > 0)
+            if not exact:
+                assert u == pytest.approx(np.sort(ref), rel=1e-12)
+            else:  # the exact root solves u^L (u - s) = s^L g, i.e. L log(u/s) + log(u - s) = log g
+                lhs = 1000 * np.log(u / s) + np.log(u - s)
+                assert lhs == pytest.approx(np.log(np.sort(np.diag(G))), abs=1e-9)
+
+
+def test_linear_network_roots_match_the_direct_formula_at_moderate_depth():
+    from richlazy.theory import solve_U
+
+    g, s, L = 3.0, 0.7, 3
+    u = solve_U(np.array([[g]]), sigma_a2=s, L=L)[1][0]
+    assert u ** (L + 1) - s * u**L == pytest.approx(s**L * g, rel=1e-13)
+
+
+def test_size_arguments_are_refused_before_allocating():
+    from richlazy.theory import feature_propagation_rkhs, sd_test_pairs, toy_class_targets
+
+    with pytest.raises(ValueError, match=r"d=3, N=100000000, n=12 is too large: .* GiB, above the 16 GiB"):
+        feature_propagation_rkhs([1.0], d=3, N=10**8, n=12, seed=0)  # MemoryError before
+    with pytest.raises(ValueError, match=r"n=1000000000000 with d=3 is too large"):
+        sd_test_pairs(10**12, 3, seed=0)
+    with pytest.raises(ValueError, match=r"m is too large"):
+        toy_class_targets(10**9)
+    assert toy_class_targets(3).shape == (3, 3)

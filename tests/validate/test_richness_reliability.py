@@ -73,3 +73,71 @@ def test_block_rows_accepts_numpy_integers():
     for bad in (0, -1, 2.0, True):
         with pytest.raises(ValueError, match="block_rows must be a positive int or None"):
             dlr(X, F, block_rows=bad)
+
+
+# ------------------------------------------------------------------ issue 53: constant or zero inputs
+
+
+@pytest.mark.parametrize("debiased", [False, True])
+def test_linear_cka_of_constant_features_raises(debiased):
+    # constant features gave NaN (ones) or a round-off number (0.1: about 1e-33)
+    Y = _feat(p=2, seed=1)
+    for c in (1.0, 0.1):
+        with pytest.raises(ValueError, match=r"X has zero variance over the samples .*no defined CKA"):
+            linear_cka(np.full((8, 3), c), Y, debiased=debiased)
+    with pytest.raises(ValueError, match="features_learned has zero variance"):
+        s_init(Y, np.full((8, 2), 0.1))
+    # one constant member inside a stack stays a documented NaN
+    v = linear_cka(np.stack([_feat(), np.ones((8, 3))]), Y, debiased=debiased)
+    assert np.isfinite(v[0]) and math.isnan(v[1])
+
+
+def test_cka_of_a_constant_kernel_raises():
+    X = _feat()
+    with pytest.raises(ValueError, match=r"K is constant .*no defined CKA"):
+        cka(np.full((8, 8), 0.03), X @ X.T)  # gave 1.4e-17
+    with pytest.raises(ValueError, match="L is constant"):
+        cka(X @ X.T, np.ones((8, 8)), debiased=True)
+
+
+def test_effective_dimension_of_a_zero_spectrum_raises():
+    from richlazy.validate.richness import effective_dimension
+
+    with pytest.raises(ValueError, match=r"eigenvalues after the first are all zero"):
+        effective_dimension(np.array([1.0, 0.0, 0.0]))  # NaN before
+    with pytest.raises(ValueError, match=r"eigenvalues are all zero"):
+        effective_dimension(np.zeros(4), drop_first=False)
+    d = effective_dimension(np.array([[5.0, 1.0, 1.0], [5.0, 0.0, 0.0]]))
+    assert d[0] == pytest.approx(3.0) and math.isnan(d[1])
+
+
+def test_collapse_measures_of_zero_features_raise():
+    from richlazy.validate.richness import nc1, nc2_etf
+
+    lab = np.arange(9) % 3
+    for ridge in (1e-4, 0.0):  # returned 0 ("perfect collapse")
+        with pytest.raises(ValueError, match=r"features has identical class means .*NC1 is undefined"):
+            nc1(np.zeros((9, 3)), lab, ridge=ridge)
+    with pytest.raises(ValueError, match="features has identical class means"):
+        nc2_etf(np.full((9, 3), 0.1), lab)  # NaN cosines
+    X = np.random.default_rng(0).standard_normal((9, 3))
+    v = nc1(np.stack([X, np.zeros((9, 3))]), lab)
+    assert np.isfinite(v[0]) and math.isnan(v[1])
+
+
+def test_eigen_curves_of_zero_inputs_raise():
+    from richlazy.validate.richness import eigen_curves
+
+    F = _feat(n=12, p=4, seed=3)
+    for name, args in (("features", (np.zeros((12, 4)), F[:, :2], F[:, :2])),
+                       ("targets", (F, np.zeros((12, 2)), F[:, :2])),
+                       ("outputs", (F, F[:, :2], np.zeros((12, 2))))):
+        with pytest.raises(ValueError, match=f"{name} is all zero"):
+            eigen_curves(*args)
+
+
+def test_class_statistics_refuses_an_enormous_n_classes():
+    from richlazy.validate.richness import class_statistics
+
+    with pytest.raises(ValueError, match=r"n_classes is too large: .* GiB, above the 16 GiB limit"):
+        class_statistics(_feat(n=9), np.arange(9) % 3, n_classes=10**9)  # MemoryError before

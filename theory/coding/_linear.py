@@ -16,13 +16,22 @@ sampler); [OURS] derived here from the saddle-point equations (S1)-(S3) of the n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_matrix, as_psd_matrix, check_int, check_nonneg_float, check_pos_float
+from ..checks import (
+    as_float_matrix,
+    as_psd_matrix,
+    check_depth,
+    check_int,
+    check_nonneg_float,
+    check_pos_float,
+    check_symmetric,
+)
 from ._problem import _check_gram, _check_targets
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 
@@ -45,6 +54,9 @@ def input_kernel(X, X2=None):
         Inputs as columns.
     X2 : array (N0, Q), optional
         Second set of inputs; defaults to X.
+
+    Inputs so large that ``X^T X2`` overflows are rescaled (by powers of two, exactly); a
+    kernel that is itself beyond float64 raises ValueError naming X.
     """
     X = as_float_matrix("X", X)
     X2 = X if X2 is None else as_float_matrix("X2", X2)
@@ -53,7 +65,22 @@ def input_kernel(X, X2=None):
             f"X2 must have the same input dimension N0 = {X.shape[0]} as X (rows), "
             f"got X2 with shape {X2.shape}"
         )
-    return X.T @ X2 / X.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = X.T @ X2 / X.shape[0]
+        if not np.all(np.isfinite(K)):
+            K = _scaled_gram(X, X2)
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"X (with X2) gives an input kernel X^T X2 / N0 beyond float64 (max "
+                         f"{np.finfo(float).max:.3g}); largest |X| entry is {np.max(np.abs(X)):.3g}")
+    return K
+
+
+def _scaled_gram(X, X2):
+    """``X^T X2 / N0`` with X and X2 first scaled to entries <= 1 by powers of two (exact)."""
+    ex = np.frexp(max(float(np.max(np.abs(X))), np.finfo(float).tiny))[1]
+    ex2 = np.frexp(max(float(np.max(np.abs(X2))), np.finfo(float).tiny))[1]
+    K = np.ldexp(X, -ex).T @ np.ldexp(X2, -ex2) / X.shape[0]
+    return np.ldexp(K, ex + ex2)
 
 
 def default_sigma_a2(P: int, L: int = 1, activation: str = "linear") -> float:
@@ -74,19 +101,28 @@ def default_sigma_a2(P: int, L: int = 1, activation: str = "linear") -> float:
 
 
 def _largest_root(g: float, sigma_a2: float, L: int, exact: bool) -> float:
-    """Largest positive root u of ``u^(L+1) - sigma_a2 u^L - sigma_a2^L g = 0`` (g >= 0)."""
+    """Largest positive root u of ``u^(L+1) - sigma_a2 u^L - sigma_a2^L g = 0`` (g >= 0).
+
+    Solved in logs, so no power of u or sigma_a2 is formed (nothing overflows at any depth):
+    with ``u = s (1 + delta)`` and ``r = g / s`` the equation is
+    ``L log1p(delta) + log(delta) = log(r)``, increasing in ``lam = log(delta)``. Leading order:
+    ``u = (s^L g)^(1/(L+1)) = s r^(1/(L+1))``.
+    """
     s = sigma_a2
     if g <= 0.0:
         return s if exact else 0.0
-    c = (s**L * g) ** (1.0 / (L + 1))
+    log_r = math.log(g) - math.log(s)
+    lam_hi = log_r / (L + 1)  # delta = r^(1/(L+1)): the old bracket end u = s + c
     if not exact:
-        return c
-    # One sign change -> exactly one positive root, and it lies in [s, s + c]:
-    # at u = s the left side is -s^L g < 0, at u = s + c it is >= c^L * c - s^L g = 0.
-    def f(u):
-        return u**L * (u - s) - s**L * g
+        return s * math.exp(lam_hi)
 
-    return optimize.brentq(f, s, s + c, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=200)
+    # H(lam_hi) >= 0 since log1p(x) >= log(x); H(lam_lo) < 0 since log1p(x) <= x, L e^lam_lo < 1.
+    def h(lam):
+        return L * math.log1p(math.exp(lam)) + lam - log_r
+
+    lam_lo = min(log_r, -math.log(L)) - 1.0
+    lam = optimize.brentq(h, lam_lo, lam_hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+    return s * (1.0 + math.exp(lam))
 
 
 def solve_U(G, *, sigma_a2: float, L: int = 1, exact: bool = True, rank_rtol: float = 1e-10):
@@ -108,14 +144,14 @@ def solve_U(G, *, sigma_a2: float, L: int = 1, exact: bool = True, rank_rtol: fl
     U : (m, m) array
     u : (m,) eigenvalues of U;  V : (m, m) eigenvectors (columns);  null : (m,) bool mask of
     directions outside range(Y^T) (eigenvalues of G below ``rank_rtol * max(g)``).
+
+    ``G`` must be symmetric (relative 1e-10) and positive semi-definite; ``L`` is at most
+    ``MAX_DEPTH`` = 1000. The roots are computed in logs (no overflow at any sigma_a2).
     """
-    G = as_float_matrix("G", G)
-    if G.shape[0] != G.shape[1]:
-        raise ValueError(f"G must be square (m x m), got shape {G.shape}")
+    G = check_symmetric("G", as_float_matrix("G", G), what="G = Y^T K0^{-1} Y")
     sigma_a2 = check_pos_float("sigma_a2", sigma_a2)
-    L = check_int("L", L, minimum=1)
+    L = check_depth("L", L)
     rank_rtol = check_nonneg_float("rank_rtol", rank_rtol)
-    G = 0.5 * (G + G.T)
     g, V = np.linalg.eigh(G)
     scale = max(float(np.max(np.abs(g))), 0.0)
     if np.min(g) < -1e-8 * max(scale, 1.0):
@@ -245,18 +281,25 @@ def _kernel_coeffs(u, V, mask, sigma_a2, L, exact):
 
     exact:   C_l = (sigma_a2^(L-l) U^l - sigma_a2^L) U^-L (U - sigma_a2)^-1   [RECON]
     leading: C_l = sigma_a2^(L-l) U^-(L-l+1)                                   [MT]
-    restricted to range(Y^T).
+    restricted to range(Y^T). Evaluated with x = u / sigma_a2 (>= 1 when exact), as
+    ``(x^(l-L) - x^-L) / (sigma_a2 (x - 1))`` and ``x^-(L-l+1) / sigma_a2``, so that no power
+    of sigma_a2 is formed; a coefficient beyond float64 raises ValueError.
     """
     s = sigma_a2
+    x = u[mask] / s
     Cs = []
-    for ell in range(1, L + 1):
-        c = np.zeros_like(u)
-        uu = u[mask]
-        if exact:
-            c[mask] = (s ** (L - ell) * uu**ell - s**L) / (uu**L * (uu - s))
-        else:
-            c[mask] = s ** (L - ell) * uu ** (-(L - ell + 1))
-        Cs.append((V * c) @ V.T)
+    with np.errstate(over="ignore", under="ignore"):
+        for ell in range(1, L + 1):
+            c = np.zeros_like(u)
+            if exact:
+                c[mask] = (x ** float(ell - L) - x ** float(-L)) / (s * (x - 1.0))
+            else:
+                c[mask] = x ** float(-(L - ell + 1)) / s
+            if not np.all(np.isfinite(c)):
+                raise ValueError(f"the layer kernels overflow float64 at L = {L}, sigma_a2 = {s:.6g} "
+                                 f"(readout eigenvalues down to {float(np.min(u[mask])):.3g}); "
+                                 f"use a smaller L or a larger sigma_a2")
+            Cs.append((V * c) @ V.T)
     return tuple(Cs)
 
 
@@ -297,7 +340,8 @@ def solve_linear_network(
                            definite).
     Y : (P, m) array       targets, one row per training input, m = number of outputs (rank
                            deficiency allowed).
-    L : int >= 1           depth (number of hidden layers).
+    L : int                depth (number of hidden layers), 1 <= L <= 1000 (``MAX_DEPTH``; one
+                           P x P kernel is kept per layer).
     sigma_a2 : float       readout prior variance; default ``P^(-1/L)`` (paper's scaling).
     T : float >= 0         rescaled temperature (only L = 1 supports T > 0).
     exact : bool           finite-sigma_a U equation (True) or leading order (False); T = 0 only.
@@ -318,7 +362,7 @@ def solve_linear_network(
     K0, _ = _check_gram(K0, cholesky=False)
     P = K0.shape[0]
     Y = _check_targets(Y, P)
-    L = check_int("L", L, minimum=1)
+    L = check_depth("L", L)
     sigma_a2 = default_sigma_a2(P, L) if sigma_a2 is None else check_pos_float("sigma_a2", sigma_a2)
     T = check_nonneg_float("T", T)
     if T > 0 and L != 1:
@@ -330,6 +374,7 @@ def solve_linear_network(
     _check_gram(K0)  # positive definite (after the cheap checks, as before)
     K0inv_Y = np.linalg.solve(K0, Y)
     G = Y.T @ K0inv_Y
+    G = 0.5 * (G + G.T)  # symmetric up to round-off; solve_U requires it
     U, u, V, null = solve_U(G, sigma_a2=sigma_a2, L=L, exact=exact)
     mask = ~null
     Cs = _kernel_coeffs(u, V, mask, sigma_a2, L, exact)

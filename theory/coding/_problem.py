@@ -33,16 +33,22 @@ def _check_labels(labels, m):
     return lab.astype(int)
 
 
-def _check_toy_problem(ratios, class_targets):
-    """(rho (k,), Yc (k, m)): class fractions (> 0, sum 1) and one target row per class."""
+def _check_ratios(ratios):
+    """rho (k,): class fractions, non-empty, > 0, summing to 1 (to 1e-10)."""
     rho = as_float_array("ratios", ratios, ndim=1)
-    m = rho.size
-    if m == 0:
-        raise ValueError("ratios must be non-empty")
+    if rho.size == 0:
+        raise ValueError("ratios must be non-empty (one class fraction per class), got []")
     if np.any(rho <= 0):
         raise ValueError(f"ratios must be > 0 (class fractions rho_c), got {rho.tolist()}")
     if abs(rho.sum() - 1.0) > 1e-10:
         raise ValueError(f"ratios must sum to 1 (class fractions), got sum {rho.sum():.12g}")
+    return rho
+
+
+def _check_toy_problem(ratios, class_targets):
+    """(rho (k,), Yc (k, m)): class fractions (> 0, sum 1) and one target row per class."""
+    rho = _check_ratios(ratios)
+    m = rho.size
     Yc = as_float_matrix("class_targets", class_targets, allow_1d=True)
     if Yc.shape[0] != m:
         raise ValueError(

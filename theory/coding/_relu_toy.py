@@ -42,7 +42,7 @@ from scipy import optimize
 from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import as_float_array, as_float_matrix, check_int, check_pos_float, renamed_option
 from ..kernels._tilted import tilted_density
-from ._problem import _check_labels, _check_toy_problem
+from ._problem import _check_labels, _check_ratios, _check_toy_problem
 from ._relu_multiclass import _barrier_minimise, _face_directions, _solve_multiclass
 from ._toy_core import _newton_lstsq, _ToyNeuron, _vertex_starts
 
@@ -61,10 +61,11 @@ def relu_stability_margin(t, ratios):
     h -> +inf); outliers sit on the marginal directions (lambda* = 1). The maximiser lies on a
     face where a set S of classes is active, where it is an eigenvector of
     ``sum_{c in S} rho_c t_c t_c^T``; all eigenvectors of all subsets (both signs) are
-    evaluated, so the maximum is exact. Returns (lambda*, maximiser u).
+    evaluated, so the maximum is exact. ``ratios`` (k,) are class fractions (> 0, summing to
+    1). Returns (lambda*, maximiser u).
     """
     t = as_float_matrix("t", t)
-    rho = as_float_array("ratios", ratios, ndim=1)
+    rho = _check_ratios(ratios)
     m = rho.size
     if t.shape[0] != m:
         raise ValueError(f"t must have k = {m} rows (one per class), got shape {t.shape}")

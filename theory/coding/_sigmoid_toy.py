@@ -57,6 +57,7 @@ from .._results import SolverStatus, Status, raise_if_failed
 from ..checks import (
     as_float_array,
     as_rng,
+    check_alloc,
     check_int,
     check_nonneg_float,
     check_pos_float,
@@ -217,8 +218,10 @@ class SigmoidToySolution(SolverStatus):
 
 def toy_class_targets(m: int, *, y_plus: float = 1.0, y_minus: float = 0.0) -> np.ndarray:
     """Class target vectors of the toy task (seed 000 §Main theoretical result [MT]): row c is
-    y_c with y_c^c = y_plus and y_c^r = y_minus for r != c (m classes, m outputs)."""
+    y_c with y_c^c = y_plus and y_c^r = y_minus for r != c (m classes, m outputs). An ``m``
+    whose matrix exceeds 16 GiB raises ValueError."""
     m = check_int("m", m, minimum=1)
+    check_alloc("m", 2 * m * m, what="the (m, m) target matrix")
     return np.where(np.eye(m, dtype=bool), check_real("y_plus", y_plus), check_real("y_minus", y_minus))
 
 

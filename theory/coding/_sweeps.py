@@ -15,6 +15,7 @@ import numpy as np
 
 from .._results import SolverStatus, Status, grid_status
 from ..checks import as_float_array, check_pos_float, check_real, renamed_option
+from ._problem import _check_ratios
 from ._sigmoid_toy import SigmoidToySolution, solve_sigmoid_toy, toy_class_targets
 
 __all__ = ["SigmoidSweep", "sweep_y_minus", "code_transitions", "locate_code_transition",
@@ -69,7 +70,7 @@ def sweep_y_minus(y_minus_values, *, ratios, y_plus: float = 1.0, **solver_kw) -
     y_plus = check_real("y_plus", y_plus)
     if np.any(ys >= y_plus):
         raise ValueError(f"y_minus_values must be < y_plus = {y_plus}, got max {ys.max()}")
-    rho = as_float_array("ratios", ratios, ndim=1)
+    rho = _check_ratios(ratios)
     sols = tuple(solve_sigmoid_toy(rho, toy_class_targets(rho.size, y_plus=y_plus, y_minus=float(y)),
                                    **solver_kw) for y in ys)
     return SigmoidSweep(**_grid_summary("y_minus", ys, sols), y_minus=ys, solutions=sols)
@@ -124,7 +125,7 @@ def locate_code_transition(y_lo: float, y_hi: float, *, ratios, y_plus: float = 
     Returns ``{"y_minus": midpoint, "interval": (a, b), "before", "after"}``; a failed solve
     raises RuntimeError with the solver's message (status ``Status.NUMERICAL_FAILURE`` etc.)."""
     atol = renamed_option("atol", atol, "xtol", xtol, default=1e-4)
-    rho = as_float_array("ratios", ratios, ndim=1)
+    rho = _check_ratios(ratios)
     atol = check_pos_float("atol", atol)
     y_lo, y_hi = check_real("y_lo", y_lo), check_real("y_hi", y_hi)
 

@@ -28,6 +28,7 @@ from ..checks import (
     as_float_array,
     as_float_matrix,
     as_rng,
+    check_alloc,
     check_int,
     check_nonneg_float,
     check_pos_float,
@@ -145,6 +146,7 @@ def sd_test_pairs(n: int, d: int, *, sigma2: float = 0.0,
     """Balanced SD test pairs with fresh symbols (seed 003 §2): n//2 same then n − n//2 different.
 
     Symbols s ~ N(0, I/d), z = s + η with η ~ N(0, σ²/d). Returns ``(x, y)``, x (n, 2d).
+    Sizes whose arrays exceed 16 GiB (``n d > 2^28``) raise ValueError.
     ``seed`` (required) is an int or a ``numpy.random.Generator`` (its stream advances);
     ``rng`` is its deprecated spelling.
     """
@@ -154,6 +156,7 @@ def sd_test_pairs(n: int, d: int, *, sigma2: float = 0.0,
     rng = as_rng(seed)
     n = check_int("n", n, minimum=2)
     d = check_int("d", d, minimum=1)
+    check_alloc(f"n={n} with d={d}", 8 * n * d, what="the (n, 2d) pairs and their draws")
     sigma2 = check_nonneg_float("sigma2", sigma2)
     ns = n // 2
     s1 = rng.standard_normal((n, d)) / np.sqrt(d)

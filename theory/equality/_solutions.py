@@ -226,10 +226,7 @@ class MaxMarginSolution(SolverStatus):
 
 
 def _check_pairs(x, y):
-    try:
-        x = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"x must be a real (P, 2d) array, got {type(x).__name__}") from None
+    x = as_float_array("x", x, finite=False)
     if x.ndim != 2 or x.shape[1] < 2 or x.shape[1] % 2:
         raise ValueError(f"x must have shape (P, 2d) with an even number of columns, got {x.shape}")
     if not np.all(np.isfinite(x)):

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import broadcast_named, check_int
+from ..checks import MAX_DEPTH, broadcast_named, check_int
 from ._gauss import (
     _as_float_array,
     _check_activation,
@@ -61,6 +61,8 @@ __all__ = [
     "two_layer_ntk",
 ]
 
+PSD_RTOL = 1e-8  # a kernel matrix's eigenvalues must be >= -PSD_RTOL * max|eigenvalue|
+
 # --------------------------------------------------------------------------------------------
 # elementwise closed forms (inputs already validated and broadcast)
 # --------------------------------------------------------------------------------------------
@@ -71,15 +73,22 @@ def _angle(c11, c12, c22):
 
     θ is the angle between the two pre-activations, cos θ = c12/√(c11 c22). Using the
     determinant instead of ρ = c12/√(c11 c22) keeps exactly degenerate covariances
-    (c12² = c11 c22) exactly degenerate and avoids arccos near ±1.
+    (c12² = c11 c22) exactly degenerate and avoids arccos near ±1. Variances above 2^500 are
+    scaled by a power of two first (exact), so the products do not overflow.
     """
+    big = max(float(np.max(c11, initial=0.0)), float(np.max(c22, initial=0.0)))
+    f = 2.0 ** -np.frexp(big)[1] if big > 2.0**500 else 1.0
+    c11, c12, c22 = c11 * f, c12 * f, c22 * f
     sin_s = np.sqrt(np.maximum(c11 * c22 - c12 * c12, 0.0))
-    return sin_s, np.arctan2(sin_s, c12)
+    return sin_s / f, np.arctan2(sin_s, c12)
 
 
 def _arcsine(c11, c12, c22, a2):
     """E[erf(a u) erf(a v)] = (2/π) arcsin(2a²c12 / √((1+2a²c11)(1+2a²c22))) (Williams 1997)."""
-    arg = 2.0 * a2 * c12 / np.sqrt((1.0 + 2.0 * a2 * c11) * (1.0 + 2.0 * a2 * c22))
+    x, y = 1.0 + 2.0 * a2 * c11, 1.0 + 2.0 * a2 * c22
+    big = max(float(np.max(x, initial=1.0)), float(np.max(y, initial=1.0)))
+    den = np.sqrt(x * y) if big < 1e150 else np.sqrt(x) * np.sqrt(y)  # the product overflows
+    arg = 2.0 * a2 * c12 / den
     return (2.0 / np.pi) * np.arcsin(np.clip(arg, -1.0, 1.0))
 
 
@@ -228,6 +237,13 @@ def _check_kernel_matrix(K, name: str) -> np.ndarray:
     if np.any(d < 0.0):
         raise ValueError(f"{name} must have a non-negative diagonal; got min {float(d.min())!r}")
     _check_psd_pairs(d, K, d, name)
+    lam = np.linalg.eigvalsh(K) if K.size else np.zeros(1)
+    tol = PSD_RTOL * float(np.max(np.abs(lam)))
+    if lam[0] < -tol:
+        raise ValueError(
+            f"{name} must be positive semi-definite (a kernel matrix); its smallest eigenvalue "
+            f"{float(lam[0]):.6g} is below -{PSD_RTOL:g} * max|eigenvalue| = {-tol:.6g}"
+        )
     return K
 
 
@@ -238,23 +254,38 @@ def nngp_kernel(K, activation, *, sigma_w2: float = 1.0, n_nodes: int = 64):
     [RECON, standard NNGP]): with K = K0 = XᵀX/N0 it gives K_1 = kernel of φ(z¹). Uses
     :func:`nngp_expectation` with c11 = σ_w² K_ii, c12 = σ_w² K_ij, c22 = σ_w² K_jj.
 
-    K must be square, symmetric (relative 1e-10) and satisfy |K_ij| <= √(K_ii K_jj).
+    K must be square, symmetric (relative 1e-10), satisfy |K_ij| <= √(K_ii K_jj) and be positive
+    semi-definite: its smallest eigenvalue must be >= -1e-8 · max|eigenvalue| (``PSD_RTOL``).
+    A result that overflows float64 (e.g. from K = 1e308·I with sigma_w2 > 1) raises ValueError.
     Returns a symmetric float64 (P, P) array (symmetrised for callable activations).
     """
     activation = _check_activation(activation)
     s = _check_sigma(sigma_w2, "sigma_w2")
     n_nodes = _check_n_nodes(n_nodes)
     K = _check_kernel_matrix(K, "K")
-    return _nngp_matrix(np.diag(K) * s, K * s, np.diag(K) * s, activation, n_nodes, True)
+    return _nngp_matrix(np.diag(K) * s, K * s, np.diag(K) * s, activation, n_nodes, True, "K")
 
 
-def _nngp_matrix(da, Kab, db, activation, n_nodes, symmetric):
+def _nngp_matrix(da, Kab, db, activation, n_nodes, symmetric, name):
+    """The next-layer kernel; ValueError naming ``name`` (the input kernel) if it overflows."""
     c11, c22 = da[:, None], db[None, :]
     if callable(activation):
         out = gaussian_pair_expectation(activation, activation, c11, Kab, c22, n_nodes=n_nodes)
-        return 0.5 * (out + out.T) if symmetric else out
-    c11, c12, c22 = np.broadcast_arrays(c11, Kab, c22)
-    return _nngp_closed(c11, c12, c22, activation)
+        out = 0.5 * (out + out.T) if symmetric else out
+    else:
+        c11, c12, c22 = np.broadcast_arrays(c11, Kab, c22)
+        out = _nngp_closed(c11, c12, c22, activation)
+    return _check_finite_kernel(out, name)
+
+
+def _check_finite_kernel(out, name):
+    out = np.asarray(out)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"the kernel computed from {name} overflows (non-finite entries): {name} times sigma_w2 "
+            f"is too large for float64 (max representable {np.finfo(float).max:.3g})"
+        )
+    return out
 
 
 def _check_cross(k_diag_a, K_ab, k_diag_b, names=("k_diag_a", "K_ab", "k_diag_b")):
@@ -287,12 +318,15 @@ def nngp_cross_kernel(k_diag_a, K_ab, k_diag_b, activation, *, sigma_w2=1.0, n_n
     s = _check_sigma(sigma_w2, "sigma_w2")
     n_nodes = _check_n_nodes(n_nodes)
     da, Kab, db = _check_cross(k_diag_a, K_ab, k_diag_b)
-    return _nngp_matrix(da * s, Kab * s, db * s, activation, n_nodes, False)
+    return _nngp_matrix(da * s, Kab * s, db * s, activation, n_nodes, False, "K_ab")
 
 
 def _check_depth_sigmas(depth, sigma_w2) -> list[float]:
     if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
         raise ValueError(f"depth must be an integer >= 1; got {depth!r}")
+    if depth > MAX_DEPTH:
+        raise ValueError(f"depth must be <= {MAX_DEPTH} (one P x P kernel is computed and kept "
+                         f"per layer); got {depth}")
     if isinstance(sigma_w2, Sequence | np.ndarray) and not isinstance(sigma_w2, str):
         sig = list(sigma_w2)
         if len(sig) != depth:
@@ -310,6 +344,8 @@ def deep_nngp_kernel(K0, activation, depth, *, sigma_w2=1.0, n_nodes: int = 64):
     K_ℓ = E[φ(z^ℓ) φ(z^ℓ)ᵀ] with z^ℓ ~ N(0, σ_ℓ² K_{ℓ−1}) and K_0 = ``K0`` (= XᵀX/N0 for the
     network of seed 000 Eq. 1) [RECON, standard NNGP recursion; spec note §6.2 "iterate with
     σ_ℓ²"]. ``sigma_w2`` is one number for all layers or a sequence (σ_1², ..., σ_L²).
+    ``depth`` is at most ``MAX_DEPTH`` = 1000; ``K0`` must be a kernel matrix as for
+    :func:`nngp_kernel`, and a kernel that overflows float64 raises ValueError naming ``K0``.
     Returns a list of L symmetric (P, P) arrays, the kernels of the activations φ(z^ℓ).
     """
     activation = _check_activation(activation)
@@ -319,7 +355,7 @@ def deep_nngp_kernel(K0, activation, depth, *, sigma_w2=1.0, n_nodes: int = 64):
     out = []
     for s in sig:
         d = np.diag(K) * s
-        K = _nngp_matrix(d, K * s, d, activation, n_nodes, True)
+        K = _nngp_matrix(d, K * s, d, activation, n_nodes, True, "K0")
         out.append(K)
     return out
 
@@ -334,7 +370,8 @@ def deep_nngp_cross_kernel(
     :func:`nngp_cross_kernel` on (a_{ℓ−1}, K_ab^{ℓ−1}, b_{ℓ−1}) [RECON, standard NNGP].
     Returns a list of L tuples (a_ℓ, K_ab^ℓ, b_ℓ): diagonal on set a (Pa,), cross block
     (Pa, Pb), diagonal on set b (Pb,). For a GP predictor at test points use K_ab^L as the
-    train–test kernel and b_L as the test prior variances.
+    train–test kernel and b_L as the test prior variances. ``depth`` is at most ``MAX_DEPTH``
+    = 1000; a kernel that overflows float64 raises ValueError naming its input.
     """
     activation = _check_activation(activation)
     sig = _check_depth_sigmas(depth, sigma_w2)
@@ -343,9 +380,9 @@ def deep_nngp_cross_kernel(
     out = []
     for s in sig:
         da_s, db_s = da * s, db * s
-        Kab = _nngp_matrix(da_s, Kab * s, db_s, activation, n_nodes, False)
-        da = _diag_next(da_s, activation, n_nodes)
-        db = _diag_next(db_s, activation, n_nodes)
+        Kab = _nngp_matrix(da_s, Kab * s, db_s, activation, n_nodes, False, "K0_ab")
+        da = _check_finite_kernel(_diag_next(da_s, activation, n_nodes), "k0_diag_a")
+        db = _check_finite_kernel(_diag_next(db_s, activation, n_nodes), "k0_diag_b")
         out.append((da, Kab, db))
     return out
 

@@ -78,6 +78,9 @@ def alignment(f_values, y_values, *, weights=None) -> np.ndarray:
         raise ValueError(
             f"f_values must have a non-empty last axis of test points, got shape {f.shape}"
         )
+    if y.ndim > f.ndim:
+        raise ValueError(f"y_values must have at most f_values.ndim = {f.ndim} axes (shape (n,) "
+                         f"or broadcastable to f_values {f.shape}), got shape {y.shape}")
     fb, yb = broadcast_named({"f_values": f, "y_values": y},
                              message="y_values must broadcast against f_values")
     n = f.shape[-1]
@@ -99,7 +102,8 @@ def alignment(f_values, y_values, *, weights=None) -> np.ndarray:
 def mse_lower_bound(alignment_value, *, y_norm2: float = 1.0) -> np.ndarray:
     """Cauchy-Schwarz bound ``E_mu (f - y)^2 >= <y, y> (A_f - 1)^2`` (seed 002, eq. 3) [PROSE].
 
-    Proof: ``E(f-y)^2 >= <f-y, y>^2/<y,y> = <y,y>(A_f - 1)^2``.
+    Proof: ``E(f-y)^2 >= <f-y, y>^2/<y,y> = <y,y>(A_f - 1)^2``. ``alignment_value`` may be any
+    finite real (A_f is not bounded by 1: f = 2y has A_f = 2).
     """
     a = as_float_array("alignment_value", alignment_value)
     y_norm2 = check_pos_float("y_norm2", y_norm2)

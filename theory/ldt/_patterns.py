@@ -26,7 +26,16 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, special
 
-from ..checks import as_float_array, as_float_matrix, as_psd_matrix, as_rng, check_int, check_pos_float
+from ..checks import (
+    as_float_array,
+    as_float_matrix,
+    as_psd_matrix,
+    as_rng,
+    check_alloc,
+    check_int,
+    check_pos_float,
+    check_symmetric,
+)
 from ._erf_model import ErfModel, erf_derivative_gaussian_mean
 
 __all__ = [
@@ -55,11 +64,12 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 def alignment_cost(alpha, yKy, *, y_norm2: float = 1.0) -> np.ndarray:
     """``a_y = alpha^2 <y,y>^2 / (2 <y, K, y>)`` — cost of forcing alignment alpha when the
-    last-layer kernel is K (eq. 10/61; readout integrated out, eq. 45) [RECON].
+    last-layer kernel is K (eq. 10/61; readout integrated out, eq. 45) [RECON]. ``alpha`` (an
+    alignment) must be ``>= 0`` elementwise.
 
     Equals -log of the Gaussian density of A_f = alpha when A_f ~ N(0, <y,K,y>/<y,y>^2).
     """
-    a = as_float_array("alpha", alpha)
+    a = _nonneg("alpha", alpha)
     v = as_float_array("yKy", yKy)
     if np.any(v <= 0):
         raise ValueError("yKy must be > 0 (<y, K, y> of a positive kernel)")
@@ -74,21 +84,21 @@ def gaussian_pattern_cost(mu, Q, K) -> float:
     Functions are represented by their values on n points (or by weights); the quadratic forms
     are then independent of the point weights, ``<f, K^{-1}, f> = f^T K^{-1} f``.  This is the
     "energy" part of KL(q || p); the log-det part is the subleading partition-function ratio.
+    ``K`` must be symmetric positive definite and ``Q`` symmetric positive semi-definite (a
+    covariance; :func:`richlazy.theory.checks.as_psd_matrix`).
     """
-    K = as_float_matrix("K", K)
+    K = check_symmetric("K", as_float_matrix("K", K), what="a kernel matrix")
     n = K.shape[0]
-    if K.shape != (n, n):
-        raise ValueError(f"K must be square, got shape {K.shape}")
-    Q = as_float_matrix("Q", Q)
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        raise ValueError("K must be symmetric positive definite") from None
+    Q = as_psd_matrix("Q", Q)
     if Q.shape != K.shape:
         raise ValueError(f"Q must have the shape of K {K.shape}, got {Q.shape}")
     mu = as_float_array("mu", mu, ndim=1)
     if mu.shape[0] != n:
         raise ValueError(f"mu must have length {n}, got {mu.shape[0]}")
-    try:
-        L = np.linalg.cholesky(0.5 * (K + K.T))
-    except np.linalg.LinAlgError:
-        raise ValueError("K must be symmetric positive definite") from None
     z = np.linalg.solve(L, mu)
     A = np.linalg.solve(L, Q)
     tr = np.trace(np.linalg.solve(L, A.T))
@@ -115,8 +125,8 @@ def gfl_log_partition_ratio(D) -> np.ndarray:
 
 def specialization_cost(mu, rkhs_norm_value) -> np.ndarray:
     """Cost of one specialized neuron with mean ``mu Phi``: ``mu^2 <Phi, K^{-1}, Phi> / 2``
-    (eqs. 12, 68; App. C.4 case 1) [RECON]."""
-    mu = as_float_array("mu", mu)
+    (eqs. 12, 68; App. C.4 case 1) [RECON]. ``mu`` (a magnitude) must be ``>= 0`` elementwise."""
+    mu = _nonneg("mu", mu)
     n = as_float_array("rkhs_norm_value", rkhs_norm_value)
     if np.any(n <= 0):
         raise ValueError("rkhs_norm_value must be > 0")
@@ -130,6 +140,13 @@ def _pos(name, v):
     arr = as_float_array(name, v)
     if np.any(arr <= 0):
         raise ValueError(f"{name} must be > 0")
+    return arr
+
+
+def _nonneg(name, v):
+    arr = as_float_array(name, v)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 elementwise, got {float(np.min(arr))!r}")
     return arr
 
 
@@ -312,10 +329,8 @@ def sherman_morrison_quadratic_form(K0, psi, c, phi=None) -> float:
     factorisation of K0:
     ``phi^T K0^{-1} phi - c (phi^T K0^{-1} psi)^2 / (1 + c psi^T K0^{-1} psi)``.
     ``phi`` defaults to ``psi``."""
-    K0 = as_float_matrix("K0", K0)
+    K0 = check_symmetric("K0", as_float_matrix("K0", K0), what="a kernel matrix")
     n = K0.shape[0]
-    if K0.shape != (n, n):
-        raise ValueError(f"K0 must be square, got shape {K0.shape}")
     psi = as_float_array("psi", psi, ndim=1)
     if psi.shape[0] != n:
         raise ValueError(f"psi must have length {n}, got {psi.shape[0]}")
@@ -326,7 +341,7 @@ def sherman_morrison_quadratic_form(K0, psi, c, phi=None) -> float:
     if c < 0:
         raise ValueError(f"c must be >= 0 (spike strength), got {c}")
     try:
-        L = np.linalg.cholesky(0.5 * (K0 + K0.T))
+        L = np.linalg.cholesky(K0)
     except np.linalg.LinAlgError:
         raise ValueError("K0 must be symmetric positive definite") from None
     zp = np.linalg.solve(L, psi)
@@ -422,7 +437,8 @@ def feature_propagation_rkhs(
     5. RKHS norm of phi_*^2 (mean removed) under K2 with null eigenvalues discarded.
 
     Claim (ii) predicts ``norm ∝ D^{-2}`` for large D.  ``seed`` is a non-negative int or a
-    ``numpy.random.Generator`` (advanced in place).  Returns
+    ``numpy.random.Generator`` (advanced in place). Sizes whose arrays (about
+    ``8 (n d + N d + 3 n N + 3 N^2 + 2 n^2)`` bytes) exceed 16 GiB raise ValueError.  Returns
     ``{"D": D, "rkhs_norm": norms, "top_eigenvalue": lambda_1 of K1/n}``.
     """
     D = as_float_array("D_values", D_values, ndim=1)
@@ -431,6 +447,8 @@ def feature_propagation_rkhs(
     d = check_int("d", d, minimum=1)
     N = check_int("N", N, minimum=1)
     n = check_int("n", n, minimum=2)
+    check_alloc(f"d={d}, N={N}, n={n}", n * d + N * d + 3 * n * N + 3 * N * N + 2 * n * n,
+                what="the inputs, the two layers and their n x n kernels")
     act = _relu if activation is None else activation
     if not callable(act):
         raise TypeError(f"activation must be callable or None, got {type(act).__name__}")

@@ -82,6 +82,19 @@ def _mean_checked(arr: np.ndarray, name: str, rows: int, *, measure: str | None 
     return total / n
 
 
+def _check_varies(arr: np.ndarray, name: str, rows: int, *, measure: str) -> None:
+    """ValueError when the stack ``arr`` (E, n, k) is constant over the samples in every member
+    (all rows equal, e.g. constant features): such an input has no defined ``measure``. A single
+    constant member of a stack is left to the measure (a documented NaN)."""
+    first = arr[:, :1]
+    for s in range(0, arr.shape[1], rows):
+        if (arr[:, s : s + rows] != first).any():
+            return
+    shape = arr.shape if arr.shape[0] > 1 else arr.shape[1:]
+    raise ValueError(f"{name} has zero variance over the samples (every row is the same, shape "
+                     f"{shape}): constant features have no defined {measure}")
+
+
 @dataclass(frozen=True)
 class _Moments:
     """Centred second moments of a pair (X, Y) accumulated over row blocks."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from richlazy.theory.checks import as_psd_matrix
 
-from ._arrays import _block_rows, _fro2, _moments, _pair, _ratio, _ret, _to_numpy
+from ._arrays import _block_rows, _check_varies, _fro2, _moments, _pair, _ratio, _ret, _to_numpy
 
 __all__ = ["cka", "linear_cka", "s_init"]
 
@@ -50,9 +50,9 @@ def linear_cka(X, Y, *, debiased: bool = False, block_rows: int | None = None):
 
     Returns
     -------
-    float, or ndarray (E,) for batched input. NaN where either representation is constant
-    over the samples (a network whose features do not vary). An input that is zero everywhere
-    (every member of a stack) raises ValueError: zero features have no defined CKA.
+    float, or ndarray (E,) for batched input. An input that is zero everywhere or constant over
+    the samples (every member of a stack) raises ValueError: such features have no defined CKA;
+    inside a stack, a member whose features do not vary gives NaN.
     """
     return _linear_cka(X, Y, debiased=debiased, block_rows=block_rows, names=("X", "Y"))
 
@@ -62,6 +62,8 @@ def _linear_cka(X, Y, *, debiased: bool, block_rows, names: tuple[str, str]):
     A, B, batched = _pair(X, Y, names[0], names[1], min_rows=4 if debiased else 2)
     rows = _block_rows(A, block_rows)
     m = _moments(A, B, rows=rows, name_x=names[0], name_y=names[1], want_diag=debiased, measure="CKA")
+    _check_varies(A, names[0], rows, measure="CKA")
+    _check_varies(B, names[1], rows, measure="CKA")
     if debiased:
         hxy = _hsic_unbiased(_fro2(m.xy), m.dx, m.dy, m.n)
         hxx = _hsic_unbiased(_fro2(m.xx), m.dx, m.dx, m.n)
@@ -73,12 +75,16 @@ def _linear_cka(X, Y, *, debiased: bool, block_rows, names: tuple[str, str]):
 
 
 def _check_kernel_stack(name: str, M: np.ndarray) -> None:
-    """Each member of the stack M (E, n, n) must be a non-zero positive semi-definite kernel."""
+    """Each member of the stack M (E, n, n) must be a non-zero positive semi-definite kernel, and
+    not every member may be constant (zero after centring)."""
     for e, Me in enumerate(M):
         which = f"{name}[{e}]" if M.shape[0] > 1 else name
         if not np.any(Me):
             raise ValueError(f"{which} is all zero: a zero kernel has no defined CKA")
         as_psd_matrix(which, Me)
+    if (M == M[:, :1, :1]).all():
+        raise ValueError(f"{name} is constant (every entry {float(M[0, 0, 0]):.6g}, zero after "
+                         "centring: the kernel of constant features) and has no defined CKA")
 
 
 def cka(K, L, *, debiased: bool = False):
@@ -89,8 +95,9 @@ def cka(K, L, *, debiased: bool = False):
     (unbiased HSIC U-statistic of Song et al. 2012 with the diagonals of K and L removed).
 
     K, L : arrays (n, n) or (E, n, n), symmetric positive semi-definite (ValueError with the
-    smallest eigenvalue otherwise) and not identically zero. Returns float or ndarray (E,); NaN
-    for a member whose kernel is constant (zero after centring).
+    smallest eigenvalue otherwise), not identically zero and not constant (zero after centring;
+    ValueError). Returns float or ndarray (E,); inside a stack, NaN for a member whose kernel is
+    constant.
     """
     Ka, Kb = _to_numpy(K, "K"), _to_numpy(L, "L")
     batched = Ka.ndim == 3 or Kb.ndim == 3

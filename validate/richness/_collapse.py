@@ -8,6 +8,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from richlazy.theory.checks import check_alloc
 
 from ._arrays import _as_stack, _ratio, _ret, _to_numpy
 
@@ -32,7 +33,8 @@ class ClassStatistics:
 
 
 def class_statistics(features, labels, *, n_classes: int | None = None) -> ClassStatistics:
-    """Compute :class:`ClassStatistics`; labels are ints in [0, n_classes), shape (n,) or (E, n)."""
+    """Compute :class:`ClassStatistics`; labels are ints in [0, n_classes), shape (n,) or (E, n).
+    An ``n_classes`` whose arrays exceed 16 GiB raises ValueError."""
     Phi, batched = _as_stack(features, "features")
     lab = _to_numpy(labels, "labels")
     if lab.ndim == 1:
@@ -45,6 +47,8 @@ def class_statistics(features, labels, *, n_classes: int | None = None) -> Class
     C = int(lab.max()) + 1 if n_classes is None else n_classes
     if isinstance(C, bool) or not (isinstance(C, numbers.Integral) and C >= 2) or lab.max() >= C:
         raise ValueError(f"n_classes must be an int >= 2 covering all labels, got {n_classes!r}")
+    check_alloc("n_classes", Phi.shape[0] * C * (lab.shape[1] + 3 * Phi.shape[2]),
+                what="the one-hot labels and the (E, C, p) class means")
     Y = np.zeros(lab.shape + (C,))
     np.put_along_axis(Y, lab[..., None], 1.0, axis=-1)
     counts = Y.sum(axis=1)  # (E', C)
@@ -63,6 +67,19 @@ def class_statistics(features, labels, *, n_classes: int | None = None) -> Class
     return ClassStatistics(means, gmean, sigma_w, sigma_b, counts if lab.shape[0] > 1 else counts[0], batched)
 
 
+def _separated_members(st: ClassStatistics, measure: str) -> np.ndarray:
+    """(E,) bool: members whose class means differ beyond round-off (1e-12 relative to the
+    largest class mean). ValueError naming ``features`` when no member's do (e.g. all-zero or
+    constant features): zero between-class scatter leaves ``measure`` undefined."""
+    dm = np.abs(st.class_means - st.global_mean[:, None, :]).max(axis=(1, 2))
+    scale = np.abs(st.class_means).max(axis=(1, 2))
+    ok = dm > 1e-12 * scale
+    if not ok.any():
+        raise ValueError(f"features has identical class means (zero between-class scatter, e.g. "
+                         f"all-zero or constant features): {measure} is undefined")
+    return ok
+
+
 def nc1(features, labels, *, n_classes: int | None = None, ridge: float = 1e-4, rcond: float = 1e-10):
     """Neural-collapse within-class variability NC1 = Tr(Σ_b^† Σ_W), seed 004 Sec. 4.1 / eq. (26).
 
@@ -73,7 +90,8 @@ def nc1(features, labels, *, n_classes: int | None = None, ridge: float = 1e-4, 
       * ridge = 0: Moore-Penrose pseudo-inverse keeping eigenvalues > rcond * λ_max(Σ_b);
         scale-free, sees within-class variance only inside the between-class subspace.
     NC1 = 0 under exact collapse (Σ_W = 0; Prop. 1). Σ_W, Σ_b as in :class:`ClassStatistics`.
-    Returns float or ndarray (E,).
+    Features with identical class means (Σ_b = 0 up to round-off, e.g. all zero) raise
+    ValueError; inside a stack such a member gives NaN. Returns float or ndarray (E,).
     """
     if isinstance(ridge, bool) or not (isinstance(ridge, numbers.Real) and ridge >= 0
                                        and math.isfinite(ridge)):
@@ -81,6 +99,7 @@ def nc1(features, labels, *, n_classes: int | None = None, ridge: float = 1e-4, 
     if isinstance(rcond, bool) or not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
         raise ValueError(f"rcond must be in [0, 1), got {rcond!r}")
     st = class_statistics(features, labels, n_classes=n_classes)
+    separated = _separated_members(st, "NC1")
     lam, V = np.linalg.eigh(st.sigma_b)
     if ridge > 0:
         inv = 1.0 / (np.clip(lam, 0.0, None) + ridge)
@@ -89,7 +108,7 @@ def nc1(features, labels, *, n_classes: int | None = None, ridge: float = 1e-4, 
         inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
     pinv = (V * inv[:, None, :]) @ np.swapaxes(V, 1, 2)
     val = np.einsum("eij,eji->e", pinv, st.sigma_w)
-    return _ret(val, st.batched)
+    return _ret(np.where(separated, val, np.nan), st.batched)
 
 
 @dataclass(frozen=True)
@@ -113,8 +132,10 @@ class NC2Result:
 
 def nc2_etf(features, labels, *, n_classes: int | None = None) -> NC2Result:
     """NC2 check: do the centred class means form a simplex ETF, (μ_i-μ̄)^T(μ_j-μ̄) ∝ δ_ij - 1/C?
-    (seed 004 Prop. 2, eqs. 27 and 56). [MT]"""
+    (seed 004 Prop. 2, eqs. 27 and 56). [MT] Features with identical class means (e.g. all
+    zero) raise ValueError; inside a stack such a member has NaN cosines."""
     st = class_statistics(features, labels, n_classes=n_classes)
+    _separated_members(st, "the simplex-ETF check NC2")
     dm = st.class_means - st.global_mean[:, None, :]
     G = dm @ np.swapaxes(dm, 1, 2)
     C = G.shape[-1]

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._arrays import _as_stack, _block_rows, _moments, _orthonormal_columns, _ratio, _to_numpy
+from ._arrays import (
+    _as_stack,
+    _block_rows,
+    _mean_checked,
+    _moments,
+    _orthonormal_columns,
+    _ratio,
+    _to_numpy,
+)
 
 __all__ = ["EigenCurves", "NystromEigen", "effective_dimension", "eigen_curves", "nystrom_eigen"]
 
@@ -131,6 +139,10 @@ def eigen_curves(
     outputs : (n, C) or (E, n, C)   learned function f̂ on the same samples.
     eig : NystromEigen, optional    eigenpairs fitted on other samples (e.g. the training set);
         default: fitted on ``features`` themselves.
+
+    An input that is zero everywhere (every member of a stack) raises ValueError naming it; inside
+    a stack, a member with zero targets or outputs has NaN curves, and ``d_eff`` is NaN for a
+    member whose spectrum is zero after the first eigenvalue (rank <= 1).
     """
     Phi, batched = _as_stack(features, "features")
     T, _ = _as_stack(targets, "targets")
@@ -144,7 +156,11 @@ def eigen_curves(
             raise ValueError(f"{name} ensemble size {M.shape[0]} != features' {Phi.shape[0]}")
         if not np.isfinite(M).all():
             raise ValueError(f"{name} contains NaN or infinite values")
+        if not M.any():
+            raise ValueError(f"{name} is all zero (shape {M.shape if M.shape[0] > 1 else M.shape[1:]}): "
+                             f"a zero function spans no space, so its cumulative power is undefined")
     rows = _block_rows(Phi, block_rows)
+    _mean_checked(Phi, "features", rows, measure="eigen curves")
     if eig is None:
         eig = nystrom_eigen(Phi, block_rows=block_rows)
     if eig.eigenvalues.shape != (Phi.shape[0], Phi.shape[2]):
@@ -162,7 +178,8 @@ def eigen_curves(
         lp[e], ldim[e] = _cumulative_power(Phi[e], eig, e, Fe, rows)
     rho = eig.eigenvalues
     rel = _ratio(rho, rho[:, :1])
-    return EigenCurves(np.arange(1, p + 1), tp, lp, rel, rho, effective_dimension(rho), tdim, ldim, eig.rank)
+    d_eff = _effective_dimension(rho, True)
+    return EigenCurves(np.arange(1, p + 1), tp, lp, rel, rho, d_eff, tdim, ldim, eig.rank)
 
 
 def effective_dimension(eigenvalues, *, drop_first: bool = True):
@@ -171,7 +188,19 @@ def effective_dimension(eigenvalues, *, drop_first: bool = True):
     drop_first=True: D_eff = 1 + exp(-Σ_{i>=2} π_i ln π_i), π_i = ρ_i / Σ_{j>=2} ρ_j (eq. 9: the
     first, constant, mode is counted as one dimension). drop_first=False: eq. (8) over all ρ.
     Equals d for d equal non-zero entries. ρ: (p,) or (..., p); tiny negative round-off is clipped.
+    Eigenvalues that are all zero (after dropping the first) in every spectrum raise ValueError
+    (no defined D_eff); inside a stack of spectra, such a spectrum gives NaN.
     """
+    d = _effective_dimension(eigenvalues, drop_first)
+    if np.isnan(d).all():
+        which = "after the first " if drop_first else ""
+        raise ValueError(f"eigenvalues {which}are all zero in every spectrum: a zero spectrum has "
+                         f"no defined effective dimension")
+    return d
+
+
+def _effective_dimension(eigenvalues, drop_first: bool):
+    """:func:`effective_dimension`, NaN for a spectrum that is zero (after the first)."""
     rho = np.asarray(_to_numpy(eigenvalues, "eigenvalues"), dtype=np.float64)
     if rho.ndim < 1 or rho.shape[-1] < (2 if drop_first else 1):
         raise ValueError(f"eigenvalues must have at least 2 entries on the last axis, got shape {rho.shape}")
