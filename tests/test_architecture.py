@@ -186,6 +186,7 @@ def test_status_codes_and_fix_messages():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_validate_and_all_cases_leaves_matplotlib_alone():
     # the raw rcParams entry: matplotlib.get_backend() would itself import pyplot to resolve it
     code = ("import sys, matplotlib; raw = lambda: dict.__getitem__(matplotlib.rcParams, 'backend'); "
@@ -241,3 +242,16 @@ def test_docs_name_only_modules_that_exist():
                 else:
                     bad.append(f"{_rel(p)}:{i}: {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_figures_are_written_only_by_the_atomic_helper():
+    """Every figure goes through ``validate.rendering._figures.save_figure`` (atomic write): no
+    other module of the package calls ``savefig`` or pyplot's writers."""
+    helper = ROOT / "validate" / "rendering" / "_figures.py"
+    pattern = re.compile(r"\.savefig\(|\bprint_figure\(|\bprint_png\(|\bimsave\(")
+    bad = [f"{_rel(p)}:{i}: {line.strip()}"
+           for pkg in ("theory", "simulate", "validate")
+           for p in sorted((ROOT / pkg).rglob("*.py")) if p != helper
+           for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not bad, "\n".join(bad)
+    assert "atomic_write" in helper.read_text()

@@ -59,6 +59,7 @@ def test_every_listed_file_has_python_examples():
     assert all(c >= 1 for c in counts.values()), counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, code", _blocks())
 def test_python_example_runs(name, code, tmp_path):
     # the Slurm recipe submits jobs: it cannot run where Slurm is absent (CI, most laptops)

@@ -182,6 +182,7 @@ def test_per_chain_beta_ladder_matches_scalar_beta_row_by_row():
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_blocked_gibbs_removes_the_readout_step_size_bias_of_ula(linear_exact):
     """L = 1 non-lazy linear network, N = N0 = P = 8, T = 0.5, sigma_a2 = 1/P (the paper's
     choice; it makes the readout mode stiff: ULA eigenvalue ~ dt (1 + G/U + T/sigma_a2) ~ 20 dt

@@ -148,6 +148,7 @@ def _trace(state, step, n, keep_from):
 # -- Gaussian: exact samplers fix the ULA bias -------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_gaussian_mala_hmc_exact_where_ula_is_biased(dtype):
     mu = torch.tensor([1.0, -2.0, 0.5], dtype=dtype)

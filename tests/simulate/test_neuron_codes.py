@@ -70,6 +70,7 @@ _FEW = dict(readouts=torch.tensor([[1.0, 0.0], [-1.0, 0.5], [0.3, -2.0], [1.0, 0
             max_components=2, n_grid=12, n_grid_fixed_point=8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("activation,regime,m,options", [("sigmoid_erf", "nonlazy", 1, {}),
                                                          ("relu", "lazy", 2, {}),
                                                          ("sigmoid_erf", "nonlazy", 2, _FEW)])

@@ -57,6 +57,7 @@ def solutions(problem):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["linear", "gp", "sigmoid", "relu"])
 def test_same_calls_on_every_solution(problem, solutions, name):
     sol = solutions[name]
@@ -137,6 +138,7 @@ def test_missing_diagonal_is_named(problem, solutions):
         solutions["linear"].predict(problem["k0"], np.ones(4))
 
 
+@pytest.mark.slow
 def test_relu_outliers_sigma_a2_and_deprecated_P(problem):
     # the options are checked on the sliding-neuron point (dual_ascent=False: the ascent after
     # it is the same computation for every spelling, and takes most of the time)
@@ -201,6 +203,7 @@ def test_sweep_carries_one_status_per_grid_point():
         assert bad.status == Status(int(bad.statuses.max())) and "failed" in bad.message
 
 
+@pytest.mark.slow
 def test_locate_transition_xtol_is_deprecated():
     with pytest.warns(DeprecationWarning, match="xtol= is deprecated"):
         old = locate_code_transition(0.45, 0.5, ratios=RHO, xtol=1e-2)

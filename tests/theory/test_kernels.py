@@ -162,6 +162,7 @@ def test_relu_nngp_near_antidegenerate_vs_mpmath():
     assert ref > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("act", ("sigmoid_erf", "erf", "relu"))
 def test_derivative_expectation_vs_mpmath(act):
     fp = _mp_phi_prime(act)

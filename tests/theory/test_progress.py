@@ -48,6 +48,7 @@ def test_progress_true_prints_on_stderr_and_default_is_silent(problem, capsys):
     np.testing.assert_array_equal(a.t, b.t)
 
 
+@pytest.mark.slow
 def test_relu_outliers_progress_reports_stages_and_margin(problem):
     K0, Y = problem
     got = []

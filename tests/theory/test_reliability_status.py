@@ -44,6 +44,7 @@ def _correlated_problem(P=12, N0=40, seed=5):
     return X.T @ X / N0, toy_class_targets(3, y_minus=-0.5)[lab]
 
 
+@pytest.mark.slow
 def test_relu_outliers_maxiter_bounds_the_stages():
     from richlazy.theory.coding import _relu_outliers
 

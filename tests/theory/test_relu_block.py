@@ -118,6 +118,7 @@ def test_stability_margin_is_the_maximum_over_class_constant_directions():
     assert lam_b == pytest.approx(relu_stability_margin(t, rho)[0], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_laplace_bulk_on_orthonormal_inputs_is_the_toy_theory():
     """K = I, sigma_a2 = 1/P: the class-block theory with the bulk at its maximum is exactly
     solve_relu_toy (t, a_0, M, outlier readouts and preactivations)."""
@@ -145,6 +146,7 @@ def test_laplace_bulk_on_orthonormal_inputs_is_the_toy_theory():
                                rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_outlier_only_limit_matches_the_general_data_solver():
     """bulk="none" on an exact class-block K (P = 24, T = 0.05, where t is unique) against
     solve_relu_outliers on the full P x P problem: the same t per class, outlier output and
@@ -172,6 +174,7 @@ def test_outlier_only_limit_matches_the_general_data_solver():
             24 * a @ a, rel=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bulk", ["laplace", "readout_law"])
 def test_bulk_on_correlated_classes_solves_its_kkt_system(bulk):
     """Correlated classes (q above), P = 24, T = 0.01: converged, the bulk at the global

@@ -24,6 +24,7 @@ def sol(request):
     return request.param, _solve(request.param)
 
 
+@pytest.mark.slow
 def test_multiclass_outliers_solve_the_kkt_system(sol):
     """Converged with at least one outlier on several classes; every outlier stationary
     (abar = sum_c rho_c t_c zbar_c, zbar_c = relu(t_c . abar) on its classes, t_c . abar <= 0 on

@@ -53,6 +53,7 @@ def _check_solution(s, K0, Y, T):
     assert abs(cost - s.cost) <= 1e-9 * s.cost
 
 
+@pytest.mark.slow
 def test_repeated_inputs_interpolated_on_the_range_and_equal_to_the_reduced_problem():
     """T = 0 on K0 of rank 3: certified interpolation on the range. Independent check: the
     preactivations on the range are constant on the copies of a prototype, z = E zeta (E the
@@ -73,6 +74,7 @@ def test_repeated_inputs_interpolated_on_the_range_and_equal_to_the_reduced_prob
     np.testing.assert_allclose(s.predict(K0), Y, rtol=0, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_generic_rank_deficient_inputs_and_the_regularised_limit():
     """N0 = 6 < P = 12 generic inputs at T = 0.1: certified on the range. Independent check:
     K0 + eps I is positive definite (the Cholesky path); its cost lies below the range cost

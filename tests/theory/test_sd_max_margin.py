@@ -89,6 +89,7 @@ def _sym_problem(L):
     return features, rows, np.array([1.0, -1.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L", [3, 4, 5, 6, 8])
 def test_dual_certificate_of_the_symmetric_lp(L):
     # LP duality for max t s.t. Σ c_j A_s(w_j) >= t, −Σ c_j A_d(w_j) >= t, Σ|c_j| = 1:

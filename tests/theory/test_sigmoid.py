@@ -239,6 +239,7 @@ def test_general_test_predictor_matches_quadrature(general_random):
     np.testing.assert_allclose(err, np.mean((Y[:3] - f) ** 2, axis=0))
 
 
+@pytest.mark.slow
 def test_sweep_transition_is_where_the_111_maximum_ties():
     """Along y-, the 1-1-1 code enters where its (metastable) local maximum of g reaches the
     tied value: extrapolating the gap linearly from below gives the located transition."""

@@ -12,6 +12,7 @@ def _merged(a_gamma, P_gamma):
     return keys, np.bincount(inv.ravel(), weights=P_gamma)
 
 
+@pytest.mark.slow
 def test_bundle_recovers_the_exact_toy_solution():
     """On orthonormal toy inputs the bundle's value, weights of the distinct codes and
     predictor equal the exact (continuation / class-reduced) solution."""
@@ -40,6 +41,7 @@ def test_bundle_recovers_the_exact_toy_solution():
     np.testing.assert_allclose(bun.predict(k0, kd), exact.predict(k0, kd), atol=1e-3)
 
 
+@pytest.mark.slow
 def test_bundle_solves_a_singular_K0_on_its_range():
     """K0 of rank 6 < P = 12 (more inputs than input directions): the bundle converges with a
     duality-gap certificate; the codes lie in range(K0); the predictor on the training inputs
@@ -235,6 +237,7 @@ def test_bordered_solver_on_a_singular_system_returns_the_minimum_norm_solution(
     np.testing.assert_allclose(sol, ref, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_bundle_without_certificate_before_maxiter_says_to_lower_rtol(monkeypatch):
     """When the bundle meets rtol before maxiter but the certificate does not hold, the status is
     not MAX_ITERATIONS (the budget did not run out) and the message says to lower rtol (made to
@@ -253,6 +256,7 @@ def test_bundle_without_certificate_before_maxiter_says_to_lower_rtol(monkeypatc
     assert "lower rtol below 1e-15" in sol.message, sol.message
 
 
+@pytest.mark.slow
 def test_basin_hopping_finds_higher_maxima_than_many_random_starts():
     """At a bundle centre of digits 5, 6, 9 with P = 100 (rank K0 = 54; the centre after 100
     bundle iterations, stored), the landscape of Q_t has thousands of local maxima and random

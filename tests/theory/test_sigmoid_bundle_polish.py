@@ -93,6 +93,7 @@ def _toy_problem():
     return lab.size, toy_class_targets(3, y_minus=0.5)[lab]
 
 
+@pytest.mark.slow
 def test_bundle_stopped_early_is_certified_by_the_polish(monkeypatch):
     """A bundle stopped at a loose rtol without tightening has no certificate by itself; the
     exact polish of its codes certifies it, at the exact toy optimum."""
@@ -149,6 +150,7 @@ def _solve_with_a_failing_polish(monkeypatch):
     return sol, calls, runs
 
 
+@pytest.mark.slow
 def test_failed_polish_is_not_reported_once_the_bundle_certifies_itself(monkeypatch):
     """A polish that finds no root at a loose rtol, followed by the tightened bundle's own
     certificate: the message states the certificate, not the polish that failed on the way."""
@@ -157,6 +159,7 @@ def test_failed_polish_is_not_reported_once_the_bundle_certifies_itself(monkeypa
     assert "found no root" not in sol.message
 
 
+@pytest.mark.slow
 def test_a_check_that_fails_at_an_rtol_stop_skips_the_independent_searches(monkeypatch):
     """The check at a loose rtol stop fails (the polish finds no root there), the tightened
     bundle then certifies: only that certificate runs the _CERT_HOP_RUNS - 1 independent
@@ -168,6 +171,7 @@ def test_a_check_that_fails_at_an_rtol_stop_skips_the_independent_searches(monke
     assert len(runs) == bundle._CERT_HOP_RUNS - 1
 
 
+@pytest.mark.slow
 def test_an_uncertified_result_reports_the_full_search(monkeypatch):
     """Stopped uncertified (loose rtol, no tightening, no polish): the bounds returned come from
     the full search with every independent run, not from the staged check that failed."""

@@ -57,6 +57,7 @@ def test_without_coupling_the_layer_is_uniform_activations_with_irwin_hall_codes
     np.testing.assert_allclose(s.code_fractions, want, atol=2e-3)  # binned phi: O(1/n_bins)
 
 
+@pytest.mark.slow
 def test_kernel_matches_tensor_gauss_hermite_quadrature_of_the_full_posterior():
     # P = 4 inputs in two classes: the single-neuron posterior N(z|0,I) exp(phi^T K~ phi / 2) is a
     # 4-D integral; a 36^4 tensor Gauss-Hermite rule gives its kernel to a few 1e-7 (28^4: 1e-6).
@@ -198,6 +199,7 @@ def two_layer():
                                       throw=True)
 
 
+@pytest.mark.slow
 def test_two_layer_solution_is_a_fixed_point_of_the_public_pieces(two_layer):
     Y, s = two_layer
     assert s.converged and s.residual < 1e-6 and s.map_gain > 1.0
@@ -211,6 +213,7 @@ def test_two_layer_solution_is_a_fixed_point_of_the_public_pieces(two_layer):
     np.testing.assert_allclose(out, Y, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_two_layer_fixed_point_does_not_depend_on_the_start_within_its_basin(two_layer):
     Y, s = two_layer
     s2 = solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.42, 0.36, 0.21), throw=True)
@@ -231,6 +234,7 @@ def test_two_layer_bad_input_names_the_argument(kwargs, exc, match):
         solve_sigmoid_two_layer(args.pop("labels"), args.pop("Y"), **args)
 
 
+@pytest.mark.slow
 def test_two_layer_out_of_iterations_is_a_status_that_says_what_to_change():
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
     start = _block_start(_LABELS12, 0.36, 0.30, 0.20)
@@ -264,6 +268,7 @@ def test_two_layer_map_rejects_trial_kernels_that_are_not_positive_definite():
 _B_TILDE = np.array([[1.0, -0.3, -0.2], [-0.3, 1.2, -0.1], [-0.2, -0.1, 0.9]])
 
 
+@pytest.mark.slow
 def test_diagonal_prior_reproduces_the_exact_first_layer_grid_with_two_modes():
     # no class shift (K_prev = I): the middle layer is layer 1's problem; here the field has two
     # modes (weights about 0.9 / 0.1), which the partition of unity has to split correctly
@@ -281,6 +286,7 @@ def test_diagonal_prior_reproduces_the_exact_first_layer_grid_with_two_modes():
     np.testing.assert_allclose(s8.K, ref.K, atol=2e-5)
 
 
+@pytest.mark.slow
 def test_class_block_prior_matches_importance_sampling_of_the_full_posterior():
     # 6-D field (3 shifts, 3 HS fields), 14 inputs: self-normalised importance sampling of
     # N(z | 0, K_prev) exp(phi^T K~ phi / 2) gives <phi phi^T> and <z z^T>
@@ -377,6 +383,7 @@ def test_indefinite_tilt_block_is_a_status_and_bad_input_names_the_argument():
         solve_sigmoid_middle_layer(np.eye(12), good, np.repeat([0, 1, 2, 3], 3))
 
 
+@pytest.mark.slow
 def test_deep_solver_at_two_layers_is_the_two_layer_solver():
     labels = np.repeat([0, 1, 2], [6, 3, 3])
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[labels]
@@ -394,6 +401,7 @@ def test_deep_solver_at_two_layers_is_the_two_layer_solver():
         solve_sigmoid_deep(labels, Y, K_start=[K1, np.eye(3)])
 
 
+@pytest.mark.slow
 def test_size_path_reaches_the_same_fixed_point_and_checks_its_input():
     # continuation in the class sizes: P = 8 (classes 4 / 2 / 2) first, then P = 12 from its
     # fixed point; the fixed point at P = 12 is the one Newton finds from the start directly
@@ -419,6 +427,7 @@ def test_size_path_reaches_the_same_fixed_point_and_checks_its_input():
         solve_sigmoid_deep(labels, Y_bad, K_start=[K1], size_path=[8])
 
 
+@pytest.mark.slow
 def test_three_layer_map_is_the_chain_of_the_public_pieces():
     # one pass of the L = 3 map: feature layer on K_2, its K~_2, the middle layer (prior K_1, tilt
     # K~_2) giving K_2' and K~_1, layer 1 under K~_1 giving K_1'; the light evaluation used inside
@@ -497,6 +506,7 @@ def test_deep_map_turns_a_layer_solver_exception_into_a_failed_trial_point(monke
     assert s.status == Status.NUMERICAL_FAILURE and "LinAlgError" in s.message
 
 
+@pytest.mark.slow
 def test_feature_layer_started_from_a_nearby_solution_is_the_same_solution():
     # solve_sigmoid_general(start=...) continues from a solution at another kernel instead of from
     # the orthonormal toy: same root of the exact system (t, weights, readouts), shorter path

@@ -6,6 +6,7 @@ neuron's code (thresholded empirical class means)."""
 import functools
 
 import numpy as np
+import pytest
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.theory.coding._sigmoid_finite_p import _tabulated_psi
 from richlazy.theory.kernels._tilted import tilted_moments
@@ -50,6 +51,7 @@ def _brute_posterior(T, h=0.07):
     return A, w / w.sum(), d1
 
 
+@pytest.mark.slow
 def test_finite_P_converges_where_the_per_peak_rule_stalled():
     """P = 100 at 0.5 T_c (as at T = 0, 0.2 and 0.95 T_c, measured): overlapping peaks made the
     earlier per-peak rule stall."""
@@ -57,6 +59,7 @@ def test_finite_P_converges_where_the_per_peak_rule_stalled():
     assert s.residuals["output"] < 1e-9 and len(s.code_fractions) >= 4
 
 
+@pytest.mark.slow
 def test_finite_P_output_constraint_against_a_brute_force_integral():
     """0.85 T_c, P = 100: the solver's output constraint and code bookkeeping re-evaluated on an
     independent grid."""

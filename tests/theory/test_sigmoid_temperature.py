@@ -63,6 +63,7 @@ def test_finite_T_equations_hold_with_independent_quadrature(warm):
     np.testing.assert_allclose(s.mean_output(lab), (YC - 0.05 * s.t)[lab], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_finite_T_solution_minimises_the_outer_objective(warm):
     """The returned t minimises the strongly convex Phi(t) + (T/2) sum rho |t|^2: random
     perturbations raise it (objective evaluated by a grid + Nelder-Mead maximisation over a)."""
@@ -120,6 +121,7 @@ def test_populations_solver_at_finite_T_reproduces_equilibrium(warm):
     np.testing.assert_allclose(c.a_gamma, s.a_gamma, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_critical_temperature_is_where_the_single_code_branch_loses_global_maximality():
     """Above T_c one code (1-1-1) is left. Independent check: follow the single-code branch
     (populations [1]) below T_c; there another local maximum of g rises above the code's value.

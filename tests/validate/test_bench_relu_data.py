@@ -7,6 +7,7 @@ import pytest
 from richlazy.validate.benchmarks._relu_data import bench_relu_data, format_bench_relu_data
 
 
+@pytest.mark.slow
 def test_relu_data_bench_small(monkeypatch, tmp_path):
     monkeypatch.setenv("RICHLAZY_FASHION_MNIST_DIR", str(tmp_path))  # empty: unavailable
     r = bench_relu_data(n_subsets=1, P=12, datasets=("digits", "fashion_mnist"))

@@ -7,6 +7,7 @@ import pytest
 from richlazy.validate.benchmarks._relu_search import bench_relu_search, format_bench_relu_search
 
 
+@pytest.mark.slow
 def test_relu_search_bench_small(monkeypatch, tmp_path):
     monkeypatch.setenv("RICHLAZY_FASHION_MNIST_DIR", str(tmp_path))  # empty: unavailable
     r = bench_relu_search(n_starts=60, P=12, datasets=("digits", "fashion_mnist"))

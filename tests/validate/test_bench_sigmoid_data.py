@@ -10,6 +10,7 @@ from richlazy.validate.benchmarks._sigmoid_data import (
 )
 
 
+@pytest.mark.slow
 def test_sigmoid_data_bench_small(monkeypatch, tmp_path):
     monkeypatch.setenv("RICHLAZY_FASHION_MNIST_DIR", str(tmp_path))  # empty: unavailable
     r = bench_sigmoid_data(n_subsets=1, P=6, datasets=("digits", "fashion_mnist"))
@@ -24,6 +25,7 @@ def test_sigmoid_data_bench_small(monkeypatch, tmp_path):
 
 
 
+@pytest.mark.slow
 def test_sigmoid_data_bench_strategies_option():
     r = bench_sigmoid_data(n_subsets=1, P=6, datasets=("digits",), strategies=("bundle",))
     assert set(r["datasets"]["digits"]["rows"][0]) == {"classes", "bundle"}

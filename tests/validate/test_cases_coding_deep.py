@@ -34,6 +34,7 @@ def test_layer_code_keys_threshold_class_means_at_one_half():
     assert layer_code_keys(cm).tolist() == [[1 + 4, 2]]  # 0.5 itself is not active
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L", [2, 3])
 def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
     monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
@@ -130,6 +131,7 @@ def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
     assert case["verdict"] == "error" and "'L'] must be an int >= 2" in case["error"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite, size_path", [("quick", None), ("full", (8,))])
 def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatch, suite, size_path):
     from richlazy.validate.cases.coding import _deep_theory

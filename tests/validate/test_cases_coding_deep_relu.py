@@ -45,6 +45,7 @@ def test_theory_outlier_summary_aggregates_like_the_samples():
     assert ts["abar"][1, :2] == pytest.approx([-0.1, 0.5])
 
 
+@pytest.mark.slow
 def test_deep_relu_case_runs_at_a_tiny_size(tmp_path, monkeypatch):
     monkeypatch.setitem(_deep_relu.DEEP_RELU_SIZES, "full",
                         dict(L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.01, n_chains=2,

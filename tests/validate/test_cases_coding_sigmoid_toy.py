@@ -4,11 +4,13 @@ full configuration (Gibbs-HMC with exact code moves)."""
 import json
 
 import numpy as np
+import pytest
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.validate.cases.coding import _sigmoid
 from richlazy.validate.core._cli import main
 
 
+@pytest.mark.slow
 def test_sigmoid_toy_case_runs_with_code_moves_at_a_tiny_size(tmp_path, monkeypatch):
     full = _sigmoid.SIGMOID_TOY_SIZES["full"]
     assert full["sampler"] == "gibbs-hmc" and full["code_moves"]

@@ -218,6 +218,7 @@ _CTRL_C_SCRIPT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["raise", "sigint"])
 def test_ctrl_c_exits_130_with_one_line(mode, tmp_path):
     script = tmp_path / "ctrlc.py"
@@ -254,6 +255,7 @@ def _modules_after(code: str) -> set:
     return set(res.stdout.split())
 
 
+@pytest.mark.slow
 def test_tables_imports_neither_torch_nor_matplotlib():
     mods = _modules_after("import io, contextlib\n"
                           "from richlazy.validate.core._cli import main\n"
@@ -263,6 +265,7 @@ def test_tables_imports_neither_torch_nor_matplotlib():
     assert "richlazy.theory" in mods
 
 
+@pytest.mark.slow
 def test_tables_entry_point_imports_no_torch():
     code = ("import runpy, sys, io, contextlib\n"
             "sys.argv = ['richlazy', 'tables', '--format', 'csv']\n"

@@ -31,6 +31,7 @@ def test_info(capsys):
     assert "torch" in out and "threads" in out and "default device" in out
 
 
+@pytest.mark.slow
 def test_validate_writes_report_and_exit_code_matches(tmp_path, tiny_linear, capsys):
     out = tmp_path / "rep"
     rc = main(["validate", "--only", "coding/*linear*", "--out", str(out), "--device", "cpu",

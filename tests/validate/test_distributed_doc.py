@@ -51,6 +51,7 @@ def _wait_workers(addr, n, timeout=90):
 
 
 # the `dask` console script comes with the extra; a venv without it on PATH cannot run the recipe
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("dask") is None, reason="the dask command is not installed")
 def test_loopback_recipe_as_written(tmp_path):
     lines = _recipe()

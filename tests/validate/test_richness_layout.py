@@ -25,6 +25,7 @@ def test_richness_sweep_stderr():
     assert np.isnan(RichnessSweep("k", np.arange(2.0), np.ones((2, 1))).stderr).all()
 
 
+@pytest.mark.slow
 def test_equality_case_modules_register_every_case():
     # in a fresh interpreter: other tests swap the registry dict while modules first import
     code = ("import importlib; from richlazy.validate.core import _registry as r; "

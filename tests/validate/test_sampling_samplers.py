@@ -23,6 +23,7 @@ def _observe(post, theta, gen):
     return {"U": A.square().sum((1, 2)) / post.spec.N, "A0": A[:, 0, 0]}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("one_torch_thread")
 def test_gibbs_hmc_is_exact_on_the_linear_network(linear_exact):
     """N = N0 = P = 8, T = 0.5, sigma_a2 = 1/8 at dt = 0.03, where plain ULA is biased by many
@@ -105,6 +106,7 @@ def test_block_mask_and_prior_energy():
         post.block_mask()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("one_torch_thread")
 def test_gibbs_hmc_with_code_moves_is_exact_on_the_linear_network(linear_exact):
     """The code moves (``code_moves=True``) keep Gibbs-HMC exact: orthogonal inputs (N0 = 10,

@@ -170,6 +170,7 @@ def _wait_for_points(folder, n, proc, timeout=120):
 GRID = ["--grid", "n=30..33", "--grid", "chunks=3", "--grid", "sleep=0.15"]
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_gives_the_uninterrupted_table(tmp_path):
     ref = sweep("selftest", {"n": [30, 31, 32, 33], "chunks": [3], "sleep": [0.15]}, seeds=2)
     out = tmp_path / "sw"
@@ -197,6 +198,7 @@ def test_resume_after_sigkill_gives_the_uninterrupted_table(tmp_path):
         assert len(after) == 3
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_with_a_consistent_table(tmp_path):
     out = tmp_path / "sw"
     proc = subprocess.Popen(
@@ -217,6 +219,7 @@ def test_ctrl_c_exits_130_with_a_consistent_table(tmp_path):
 
 # ------------------------------------------------------------------ CLI
 
+@pytest.mark.slow
 def test_cli_sweep_exit_codes_and_ranges(tmp_path):
     r = _cli("sweep", "selftest", "--grid", "n=10..12", "--grid", "fail_replicate=0,-1",
              "--out", str(tmp_path / "a"), "--no-figures")
@@ -245,6 +248,7 @@ def distributed():
     return pytest.importorskip("distributed", reason="the distributed extra is not installed")
 
 
+@pytest.mark.slow
 def test_local_cluster_gives_identical_table(tmp_path, distributed):
     grid = {"mu": [0.0, 1.0], "n": [100, 200], "fail_replicate": [2]}
     seq = sweep("selftest", grid, seeds=3, out=tmp_path / "seq", figures=False)
@@ -257,6 +261,7 @@ def test_local_cluster_gives_identical_table(tmp_path, distributed):
         (tmp_path / "dask" / "table.csv").read_text().count("\n")
 
 
+@pytest.mark.slow
 def test_dying_worker_rerun_then_failed(tmp_path, distributed):
     once = sweep("selftest", {"die": ["once"], "n": [10, 20]}, seeds=2, out=tmp_path / "once",
                  executor="dask-local", workers=2, figures=False)
@@ -272,6 +277,7 @@ def test_dying_worker_rerun_then_failed(tmp_path, distributed):
     assert ref.ok
 
 
+@pytest.mark.slow
 def test_validate_on_local_cluster_matches_sequential(tmp_path, distributed):
     from richlazy.validate import run_suite
 

@@ -22,6 +22,7 @@ def _run(cfg, replicate=0):
     return spec.fn(ctx, **cfg), ctx
 
 
+@pytest.mark.slow
 def test_both_solvers_solve_the_same_drawn_problem():
     sig, _ = _run(dict(P=10, solver="sigmoid"))
     relu, ctx = _run(dict(P=10, solver="relu"))
@@ -63,6 +64,7 @@ def test_bad_grid_values_are_named():
         spec.params["P"].check("P", 3)
 
 
+@pytest.mark.slow
 def test_through_the_sweep_runner_the_tasks_finish_ok(tmp_path):
     """The experiment through the sweep runner (not only its function): every task finishes
     "ok" and its metrics land in the table. (A metric once named "status" overwrote the row's

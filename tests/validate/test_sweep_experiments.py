@@ -102,6 +102,7 @@ def test_sigmoid_codes_theory_equals_the_public_solver(codes_runs):
     assert out["theory_111"] == pytest.approx(0.037572, abs=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("y_minus,P_theory", [(0.1, None), (0.3, 20)])
 def test_sigmoid_codes_metastable_and_finite_p_theory(y_minus, P_theory):
     """y- = 0.1: the 1-0-0 code is a metastable maximum of g (gap < 0, weight 0 at P = inf);

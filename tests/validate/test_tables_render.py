@@ -14,6 +14,7 @@ def rows():
     return scaling_tables(model="fcn*")
 
 
+@pytest.mark.slow
 def test_json_round_trips_the_rows(rows):
     back = json.loads(render_tables(rows, "json"))
     assert back == [r.to_dict() for r in rows]
