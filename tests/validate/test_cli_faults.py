@@ -13,23 +13,11 @@ import pytest
 from richlazy.validate.core._cli import build_parser, main, usable_cores
 from richlazy.validate.core._compare import compare
 from richlazy.validate.core._registry import CaseOutcome, register_case
+from test_cli_errors import _one_error_line
+from test_cli_errors import _run_main as _rc
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 DIST_DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "distributed.md"
-
-
-def _rc(argv):
-    try:
-        return main(argv)
-    except SystemExit as exc:  # argparse errors
-        return exc.code
-
-
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("richlazy: error: ") and "Traceback" not in err
-    return lines[0]
 
 
 def _closed_port() -> int:
