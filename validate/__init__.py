@@ -10,7 +10,8 @@ import importlib
 # theory only).
 _LAZY = {
     "stats": None,
-    **dict.fromkeys(("Quantity", "compare", "case_verdict", "VERDICTS"), ".core._compare"),
+    **dict.fromkeys(("Quantity", "Equilibration", "compare", "case_verdict", "VERDICTS", "ERGODICITY"),
+                    ".core._compare"),
     **dict.fromkeys(("Mixing", "RHAT_MAX", "chain_diagnostics", "ess_bulk", "ess_tail",
                      "split_rhat", "worst_mixing"), ".stats"),
     **dict.fromkeys(("PAPERS", "SUITES", "CaseContext", "CaseOutcome", "CaseSpec", "all_cases",
@@ -76,6 +77,8 @@ __all__ = [
     "CaseResult",
     "CaseSpec",
     "Quantity",
+    "Equilibration",
+    "ERGODICITY",
     "Report",
     "Mixing",
     "RHAT_MAX",

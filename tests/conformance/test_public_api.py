@@ -58,6 +58,9 @@ EXEMPT: dict[str, str] = {
     "validate.PAPERS": "constant tuple of paper names",
     "validate.SUITES": "constant tuple of suite names",
     "validate.VERDICTS": "constant tuple of case verdicts",
+    "validate.ERGODICITY": "constant tuple of ergodicity classes",
+    "validate.Equilibration": "verdict record of population annealing's diagnostics on a frozen "
+    "quantity (its own checks are tested in tests/validate/test_ergodicity.py)",
     "validate.RHAT_MAX": "constant float (the R-hat threshold 1.01)",
     "validate.stats.RHAT_MAX": "constant float (the R-hat threshold 1.01)",
     "validate.stats": "public module: its own __all__ is checked as package 'validate.stats'",

@@ -315,4 +315,7 @@ def test_the_committed_report_reads_back_exactly():
     back = [_clean(c.to_dict()) for c in cases]
     for b in back:
         assert b.pop("finished") == ""  # written before cases carried it
+        for q in b["quantities"]:  # written before quantities declared an ergodicity class
+            assert [q.pop(k) for k in ("ergodicity", "ergodicity_reason", "equilibrated",
+                                       "equilibration_note")] == [None, "", None, ""]
     assert back == json.loads(path.read_text())["cases"]

@@ -342,7 +342,7 @@ def _cmd_validate(args) -> int:
     counts = ", ".join(f"{sum(c.verdict == v for c in report.cases)} {v}" for v in VERDICTS
                        if any(c.verdict == v for c in report.cases))
     print(f"{n} cases: {counts}; report written to {args.out}/report.md and report.json")
-    # exit 1 when a case disagrees or errors; a not-mixed case is inconclusive (listed above)
+    # exit 1 when a case disagrees or errors; a not-mixed or not-equilibrated case is inconclusive
     return 0 if report.ok else 1
 
 

@@ -34,16 +34,34 @@ per-chain series it was computed from (``compare(..., mixing=...)``; see
 (deterministic, trained networks, independent draws, averages over independent chains) have
 ``None`` there.
 
+Ergodicity class. A sampled quantity declares, from the theory, whether chains can be expected
+to mix on it (``compare(..., ergodicity=..., reason=...)``, the reason one line):
+
+* ``"mixing"``: the theory says the posterior is explored on the sampled time scale (the readout,
+  a linear network's kernels, a code above its critical temperature). Its verdict needs the
+  chains' diagnostics (``mixing=``): split-R-hat <= 1.01, as above.
+* ``"frozen"``: the quantity depends on which metastable state a network sits in (sigmoid
+  feature-layer codes and ReLU outlier identities below T_c: barriers O(P)). No chain crosses
+  them, so R-hat can never certify it, and a chain average says nothing about the weights of the
+  states. Its estimate must come from population annealing, whose diagnostics
+  (:class:`Equilibration`: weight ESS at every stage, surviving families, agreement between
+  independent populations) decide ``equilibrated``; without them it is not equilibrated.
+
+Quantities with no class (``ergodicity=None``) are treated as ``"mixing"`` when they carry chain
+diagnostics (the rule before classes were declared).
+
 Case verdict (:func:`case_verdict`), first rule that applies:
 
 1. ``"error"``: the case raised, or it compared no quantity;
-2. ``"disagrees"``: a quantity failed that longer sampling cannot rescue: one not estimated from
-   chains (``mixed is None``) or one whose theory value is not finite (a theory that failed);
-3. ``"not mixed"``: some quantity has ``mixed is False``: the chains it was estimated from have
-   not converged to one distribution, so its value and standard error (and so agreement *or*
-   disagreement) are not established;
-4. ``"agrees"``: every quantity passed;
-5. ``"disagrees"``: some (mixed) quantity failed.
+2. ``"disagrees"``: a quantity failed that longer sampling cannot rescue: one neither sampled
+   nor frozen (``mixed is None``) or one whose theory value is not finite (a theory that failed);
+3. ``"not mixed"``: some quantity that is not frozen has ``mixed is False``: the chains it was
+   estimated from have not converged to one distribution, so its value and standard error (and so
+   agreement *or* disagreement) are not established;
+4. ``"not equilibrated"``: some frozen quantity has ``equilibrated is False`` (its note names the
+   failing diagnostic);
+5. ``"agrees"``: every quantity passed;
+6. ``"disagrees"``: some (mixed or equilibrated) quantity failed.
 
 A case passes iff its verdict is ``"agrees"``.
 """
@@ -58,11 +76,14 @@ import numpy as np
 
 from .._diagnostics import Mixing, chain_diagnostics
 
-__all__ = ["Quantity", "compare", "case_verdict", "max_rhat", "min_ess", "VERDICTS", "SE_MAX_REL",
-           "SE_MAX_ABS"]
+__all__ = ["Quantity", "Equilibration", "compare", "case_verdict", "max_rhat", "min_ess", "VERDICTS",
+           "ERGODICITY", "SE_MAX_REL", "SE_MAX_ABS"]
 
 #: the possible case verdicts (see the module doc for the rule)
-VERDICTS = ("agrees", "disagrees", "not mixed", "error")
+VERDICTS = ("agrees", "disagrees", "not mixed", "not equilibrated", "error")
+
+#: the ergodicity classes a sampled quantity declares (see the module doc)
+ERGODICITY = ("mixing", "frozen")
 
 _KINDS = ("z", "rel", "abs", "gt")
 
@@ -99,6 +120,15 @@ class Quantity:
         tail ESS over all chains; ESS NaN when undefined); None when not estimated from chains.
     mixed : bool or None
         ``rhat <= RHAT_MAX``; None when not estimated from chains.
+    ergodicity : {"mixing", "frozen"} or None
+        The declared ergodicity class (module doc); None when not declared.
+    ergodicity_reason : str
+        Why that class, from the theory (one line).
+    equilibrated : bool or None
+        Frozen quantities only: whether population annealing's diagnostics hold
+        (:class:`Equilibration`); None otherwise.
+    equilibration_note : str
+        Frozen quantities: the failing diagnostic, or what was checked.
     """
 
     name: str
@@ -115,6 +145,15 @@ class Quantity:
     ess_bulk: float | None = None
     ess_tail: float | None = None
     mixed: bool | None = None
+    ergodicity: str | None = None
+    ergodicity_reason: str = ""
+    equilibrated: bool | None = None
+    equilibration_note: str = ""
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the quantity is declared frozen (its verdict rests on equilibration)."""
+        return self.ergodicity == "frozen"
 
     @property
     def sampled(self) -> bool:
@@ -157,9 +196,82 @@ class Quantity:
             num["ess_bulk"] = math.nan  # sampled, constant series ("n/a")
         if num["rhat"] is not None and num["ess_tail"] is None:
             num["ess_tail"] = math.nan
+        erg = _ergodicity_fields(name, d)
         return cls(name, num["theory"], num["simulation"], num["stderr"], num["z"],
                    num["rel_error"], d["tolerance_kind"], num["tolerance"], d["passed"], note,
-                   num["rhat"], num["ess_bulk"], num["ess_tail"], d.get("mixed"))
+                   num["rhat"], num["ess_bulk"], num["ess_tail"], d.get("mixed"), **erg)
+
+
+def _ergodicity_fields(name: str, d: dict) -> dict:
+    """The ergodicity fields of a report.json quantity (absent in reports written before
+    classes were declared: no class)."""
+    erg, eq = d.get("ergodicity"), d.get("equilibrated")
+    if erg is not None and erg not in ERGODICITY:
+        raise ValueError(f"quantity {name!r}: ergodicity must be one of {ERGODICITY} or null, got {erg!r}")
+    if eq is not None and not isinstance(eq, bool):
+        raise ValueError(f"quantity {name!r}: equilibrated must be true, false or null, got {eq!r}")
+    texts = {k: d.get(k, "") for k in ("ergodicity_reason", "equilibration_note")}
+    for k, v in texts.items():
+        if not isinstance(v, str):
+            raise ValueError(f"quantity {name!r}: {k} must be a string, got {v!r}")
+    return dict(ergodicity=erg, equilibrated=eq, **texts)
+
+
+@dataclass(frozen=True)
+class Equilibration:
+    """The verdict of population annealing's diagnostics on a frozen quantity's estimate.
+
+    equilibrated : bool
+        Every diagnostic fixed before the run holds (weight ESS at every stage, surviving
+        ancestral families, agreement between independent populations).
+    diagnostic : str
+        The failing diagnostic with its numbers when not equilibrated (what was checked
+        otherwise).
+    """
+
+    equilibrated: bool
+    diagnostic: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.equilibrated, (bool, np.bool_)):
+            raise TypeError(f"equilibrated must be True or False, got {self.equilibrated!r}")
+        if not isinstance(self.diagnostic, str):
+            raise TypeError(f"diagnostic must be a str, got {type(self.diagnostic).__name__}")
+        if not self.equilibrated and not self.diagnostic:
+            raise ValueError("diagnostic must name the failing diagnostic when equilibrated is False")
+
+
+_NO_ANNEALING = ("no population-annealing diagnostics: chains started from the prior keep the "
+                 "metastable state they fell into, so their average does not weigh the states")
+
+
+def _ergodicity(name: str, ergodicity, reason, mix, equilibration) -> dict:
+    """The ergodicity fields of a new quantity, checked (ValueError/TypeError naming the
+    argument)."""
+    if ergodicity is None:
+        if equilibration is not None:
+            raise ValueError(f"equilibration is given for quantity {name!r} but ergodicity is not "
+                             "'frozen'; declare ergodicity='frozen'")
+        return {}
+    if ergodicity not in ERGODICITY:
+        raise ValueError(f"ergodicity must be one of {ERGODICITY} or None, got {ergodicity!r}")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError(f"reason must say, in one line, why quantity {name!r} is {ergodicity!r}, "
+                         f"got {reason!r}")
+    out = dict(ergodicity=ergodicity, ergodicity_reason=reason.strip())
+    if ergodicity == "mixing":
+        if mix is None:
+            raise ValueError(f"ergodicity='mixing' needs the chains' diagnostics (mixing=) for "
+                             f"quantity {name!r}")
+        if equilibration is not None:
+            raise ValueError(f"equilibration is for frozen quantities; {name!r} is 'mixing'")
+        return out
+    if equilibration is None:
+        return {**out, "equilibrated": False, "equilibration_note": _NO_ANNEALING}
+    if not isinstance(equilibration, Equilibration):
+        raise TypeError(f"equilibration must be an Equilibration, got {type(equilibration).__name__}")
+    return {**out, "equilibrated": bool(equilibration.equilibrated),
+            "equilibration_note": equilibration.diagnostic}
 
 
 def _json_number(name: str, key: str, v) -> float | None:
@@ -195,6 +307,9 @@ def compare(
     tol: float,
     note: str = "",
     mixing=None,
+    ergodicity: str | None = None,
+    reason: str = "",
+    equilibration: Equilibration | None = None,
 ) -> Quantity:
     """Build a :class:`Quantity` and decide ``passed`` with the stated tolerance.
 
@@ -225,6 +340,13 @@ def compare(
         ``rhat``, ``ess_bulk``, ``ess_tail`` and ``mixed``; leave None for quantities that are
         not estimated from chains. ``mixed`` does not change ``passed``; it enters the case
         verdict (:func:`case_verdict`). ValueError/TypeError naming ``mixing`` otherwise.
+    ergodicity : {"mixing", "frozen"}, optional
+        The quantity's ergodicity class from the theory (module doc), with ``reason`` (one line,
+        required with a class). "mixing" needs ``mixing``; a "frozen" quantity's ``mixed`` does
+        not enter the verdict.
+    equilibration : Equilibration, optional
+        Frozen quantities: population annealing's verdict on the estimate; without it the
+        quantity is not equilibrated. Like ``mixed``, it enters the case verdict, not ``passed``.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty str, got {name!r}")
@@ -265,6 +387,7 @@ def compare(
     mix = _mixing(mixing, name)
     diag = {} if mix is None else dict(rhat=float(mix.rhat), ess_bulk=float(mix.ess_bulk),
                                        ess_tail=float(mix.ess_tail), mixed=bool(mix.mixed))
+    diag.update(_ergodicity(name, ergodicity, reason, mix, equilibration))
     return Quantity(name, theory, simulation, stderr, z, rel, kind, float(tol), bool(passed), note,
                     **diag)
 
@@ -313,19 +436,23 @@ def _mixing(mixing, name: str) -> Mixing | None:
 
 def case_verdict(quantities, error: str | None = None) -> str:
     """The verdict of a case from its compared ``quantities`` and its ``error`` (traceback or
-    None): ``"error"``, ``"not mixed"``, ``"agrees"`` or ``"disagrees"`` by the rule of the module
-    doc (``mixed is False`` on any quantity makes a case ``"not mixed"``; ``mixed is None``, a
-    quantity not estimated from chains, never does)."""
+    None): ``"error"``, ``"not mixed"``, ``"not equilibrated"``, ``"agrees"`` or ``"disagrees"``
+    by the rule of the module doc (``mixed is False`` on a quantity that is not frozen makes a
+    case ``"not mixed"``; ``equilibrated is False`` on a frozen one ``"not equilibrated"``;
+    ``mixed is None``, a quantity not estimated from chains, never does)."""
     qs = list(quantities)
     for q in qs:
         if not isinstance(q, Quantity):
             raise TypeError(f"quantities must be Quantity records, got {type(q).__name__}")
     if error is not None or not qs:
         return "error"
-    if any(not q.passed and (q.mixed is None or not math.isfinite(q.theory)) for q in qs):
+    if any(not q.passed and ((q.mixed is None and not q.frozen) or not math.isfinite(q.theory))
+           for q in qs):
         return "disagrees"
-    if any(q.mixed is False for q in qs):
+    if any(q.mixed is False and not q.frozen for q in qs):
         return "not mixed"
+    if any(q.frozen and not q.equilibrated for q in qs):
+        return "not equilibrated"
     return "agrees" if all(q.passed for q in qs) else "disagrees"
 
 

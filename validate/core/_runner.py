@@ -169,7 +169,8 @@ def execute_case(spec: CaseSpec, *, suite: str, seed: int, device: str, out_dir:
     secs = time.perf_counter() - t0
     names = list(outcome.figures) + [f for f in ctx.figures if f not in outcome.figures]
     figs = [str((case_dir / f).relative_to(out_dir)) for f in names]
-    # verdict: error / not mixed / agrees / disagrees (rule in core._compare); only "agrees" passes
+    # verdict: error / not mixed / not equilibrated / agrees / disagrees (rule in
+    # core._compare); only "agrees" passes
     verdict = case_verdict(outcome.quantities, error)
     notes = "\n\n".join(x for x in (outcome.notes, extra_note, *dict.fromkeys(discarded)) if x)
     return CaseResult(
@@ -207,9 +208,11 @@ def run_suite(
     """Run the cases of ``suite`` matching the glob ``only``; write the report into ``out_dir``.
 
     A case that raises is recorded as failed with its traceback (the other cases still run).
-    Every case gets a verdict ("agrees", "disagrees", "not mixed", "error"; rule in
-    :func:`richlazy.validate.core._compare.case_verdict`) and passes iff it "agrees": a case
-    whose chains have not mixed on some compared quantity fails as "not mixed".
+    Every case gets a verdict ("agrees", "disagrees", "not mixed", "not equilibrated", "error";
+    rule in :func:`richlazy.validate.core._compare.case_verdict`) and passes iff it "agrees": a
+    case whose chains have not mixed on some compared quantity that is not frozen fails as "not
+    mixed", one with a frozen quantity that population annealing has not equilibrated as "not
+    equilibrated".
     Every case runs with ``threads`` CPU threads for torch and for the BLAS/OpenMP pools of
     numpy/scipy (default 1: the quick cases use small tensors and small solves, and
     oversubscribed threads on shared cores slow them down by 10x).

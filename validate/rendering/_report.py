@@ -7,9 +7,11 @@
      "verdicts": {verdict: number of cases}, "cases": [
         {"name", "paper", "description", "passed", "seconds", "device", "seed", "suite",
          "quantities": [{name, theory, simulation, stderr, z, rel_error, tolerance_kind,
-                         tolerance, passed, note, rhat, ess_bulk, ess_tail, mixed}, ...],
+                         tolerance, passed, note, rhat, ess_bulk, ess_tail, mixed,
+                         ergodicity, ergodicity_reason, equilibrated, equilibration_note}, ...],
          "figures": [relative paths], "params": {...}, "notes": str, "error": str | null,
-         "verdict": "agrees" | "disagrees" | "not mixed" | "error", "finished": ISO time,
+         "verdict": "agrees" | "disagrees" | "not mixed" | "not equilibrated" | "error",
+         "finished": ISO time,
          "max_rhat": float | null, "min_ess_bulk": float | null}]}
 
 ``rhat``/``ess_bulk``/``ess_tail``/``mixed`` are null for quantities not estimated from chains; an
@@ -128,9 +130,9 @@ class Report:
     @property
     def ok(self) -> bool:
         """No case disagrees and none errored: what ``richlazy validate`` turns into exit code 0.
-        A *not mixed* case is inconclusive, not a failure (its chains say the comparison is not
-        yet evidence either way); it is counted and listed separately."""
-        return all(c.verdict in ("agrees", "not mixed") for c in self.cases)
+        A *not mixed* or *not equilibrated* case is inconclusive, not a failure (its diagnostics
+        say the comparison is not yet evidence either way); it is counted and listed separately."""
+        return all(c.verdict in ("agrees", "not mixed", "not equilibrated") for c in self.cases)
 
     def to_dict(self) -> dict:
         return {
@@ -187,7 +189,7 @@ def _fmt(v, digits=4):
 
 
 _VERDICT_MD = {"agrees": "agrees", "disagrees": "**DISAGREES**", "not mixed": "**NOT MIXED**",
-               "error": "**ERROR**"}
+               "not equilibrated": "**NOT EQUILIBRATED**", "error": "**ERROR**"}
 
 
 def _rhat_fmt(v) -> str:
@@ -199,6 +201,27 @@ def _rhat_fmt(v) -> str:
 def _rhat_md(q: Quantity) -> str:
     txt = _rhat_fmt(q.rhat)
     return txt if q.rhat is None or q.mixed else f"**{txt}**"
+
+
+def _class_md(q: Quantity) -> str:
+    """The ergodicity class cell: the class, and for a frozen quantity whether population
+    annealing equilibrated it (bold when not)."""
+    if q.ergodicity is None:
+        return "—"
+    if not q.frozen:
+        return q.ergodicity
+    return "frozen, equilibrated" if q.equilibrated else "**frozen, not equilibrated**"
+
+
+def _class_legend(quantities) -> str:
+    """One paragraph: each declared class with its reason, and each frozen quantity's
+    equilibration note."""
+    reasons = sorted({f"*{q.ergodicity}*: {q.ergodicity_reason}" for q in quantities
+                      if q.ergodicity is not None})
+    eq = sorted({f"{q.name}: {q.equilibration_note}" for q in quantities
+                 if q.frozen and q.equilibration_note})
+    text = "Ergodicity classes (from the theory): " + " ".join(reasons)
+    return text + (" Equilibration: " + "; ".join(eq) + "." if eq else "")
 
 
 def _ess_fmt(v) -> str:
@@ -221,9 +244,11 @@ def render_markdown(report: Report) -> str:
         "Verdict: *agrees* = every compared quantity passed; *disagrees* = some quantity failed; "
         "*not mixed* = the chains of some sampled quantity have not mixed (rank-normalised "
         "split-R̂ > 1.01, Vehtari et al. 2021), so agreement is not established either way; "
+        "*not equilibrated* = a quantity the theory says is frozen (it depends on which metastable "
+        "state a network sits in) lacks population-annealing diagnostics that hold; "
         "*error* = the case raised or compared nothing. Only *agrees* passes; `richlazy validate` "
-        "exits with 1 when a case disagrees or errors (a *not mixed* case is inconclusive and "
-        "does not change the exit code).",
+        "exits with 1 when a case disagrees or errors (a *not mixed* or *not equilibrated* case is "
+        "inconclusive and does not change the exit code).",
         "",
         "| case | verdict | quantities passed | max R̂ | min bulk ESS | seconds |",
         "|---|---|---|---|---|---|",
@@ -246,11 +271,15 @@ def render_markdown(report: Report) -> str:
             lines.append("")
         if c.quantities:
             sampled = any(q.rhat is not None for q in c.quantities)
+            classed = any(q.ergodicity is not None for q in c.quantities)
             head = "| quantity | theory | simulation | stderr | z | rel. error | tolerance | passed |"
             rule = "|---|---|---|---|---|---|---|---|"
             if sampled:
                 head += " R̂ | bulk ESS | tail ESS |"
                 rule += "---|---|---|"
+            if classed:
+                head += " class |"
+                rule += "---|"
             lines += [head, rule]
             for q in c.quantities:
                 if q.tolerance_kind == "gt":
@@ -262,10 +291,14 @@ def render_markdown(report: Report) -> str:
                        f"{_fmt(q.z, 3)} | {_fmt(q.rel_error, 3)} | {tol} | {ok} |")
                 if sampled:
                     row += f" {_rhat_md(q)} | {_ess_fmt(q.ess_bulk)} | {_ess_fmt(q.ess_tail)} |"
+                if classed:
+                    row += f" {_class_md(q)} |"
                 lines.append(row)
             notes = sorted({q.note for q in c.quantities if q.note})
             if notes:
                 lines += ["", "Tolerances: " + " ".join(notes)]
+            if classed:
+                lines += ["", _class_legend(c.quantities)]
             if sampled:
                 lines += ["", "R̂: rank-normalised split-R̂ (max of bulk and folded) over the "
                           "chains of the series each quantity is estimated from; bold when above "
@@ -279,7 +312,7 @@ def render_markdown(report: Report) -> str:
 
 
 _VERDICT_WORD = {"agrees": "AGREES", "disagrees": "DISAGREES", "not mixed": "NOT MIXED",
-                 "error": "ERROR"}
+                 "not equilibrated": "NOT EQUILIBRATED", "error": "ERROR"}
 
 
 def _diag_text(res: CaseResult) -> str:
