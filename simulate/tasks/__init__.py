@@ -1,5 +1,5 @@
 """Tasks and data: the orthogonal toy task, Gaussian inputs with Hermite targets, same-different,
-PSVRT and Pentomino generators, digits and Fashion-MNIST loaders, and the exact prior sampler of
+PSVRT and Pentomino generators, digits, Fashion-MNIST and MNIST loaders, and the exact prior sampler of
 two-layer erf networks with importance sampling of rare alignments (seed 002; numpy).
 """
 

