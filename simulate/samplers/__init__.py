@@ -10,9 +10,18 @@
 * ``_gibbs_linear`` the exact conditionals of the hidden layers of a linear network (a Gibbs
   sweep with every block exact)
 * ``_scale_move`` exact moves along the neuron rescaling symmetry of linear and ReLU networks
+* ``_annealing``, ``_annealing_stats``  population annealing (tempered SMC) over G populations in
+  the ensemble dimension: adaptive schedule, log evidence, family diagnostics
 * ``_driver``     ``run_chain``: burn-in, thinning, checkpoints, divergence / low acceptance
 """
 
+from ._annealing import AnnealingRun, population_annealing
+from ._annealing_stats import (
+    AnnealedMean,
+    AnnealingDiagnostics,
+    annealed_mean,
+    annealing_diagnostics,
+)
 from ._driver import (
     ChainRun,
     CheckpointDiscardedWarning,
@@ -91,4 +100,10 @@ __all__ = [
     "target_rows",
     "replica_exchange_swap",
     "make_replica_exchange_step",
+    "population_annealing",
+    "AnnealingRun",
+    "annealed_mean",
+    "AnnealedMean",
+    "annealing_diagnostics",
+    "AnnealingDiagnostics",
 ]

@@ -652,3 +652,46 @@ E["simulate.make_replica_exchange_step"] = ex(
     method="choice",
     swap_every="pos_int",
 )
+
+
+# population annealing
+def _annealing_kwargs():
+    post = _posterior()
+    return dict(theta=post.sample_prior(4, generator=_g(0)), potential=post, generator=_g(1),
+                beta_target=0.5, beta_start=0.0, n_populations=2, ess_min=0.5, n_moves=1,
+                method="hmc", step_size=1e-3, n_leapfrog=2, max_stages=3)
+
+
+def _annealing_run():
+    import richlazy.simulate as S
+
+    return S.population_annealing(**_annealing_kwargs())
+
+
+E["simulate.population_annealing"] = ex(
+    lambda t: _annealing_kwargs(),
+    theta="tensor",
+    generator="generator",
+    beta_target="pos_float",
+    beta_start="nonneg_float",
+    n_populations="pos_int",
+    ess_min="prob_pos",
+    n_moves="pos_int",
+    method="choice",
+    step_size="pos_float",
+    n_leapfrog="pos_int",
+    max_stages="pos_int",
+)
+E["simulate.annealed_mean"] = ex(
+    lambda t: (lambda run: dict(run=run, values=run.loss))(_annealing_run()),
+    values="tensor",
+)
+E["simulate.annealing_diagnostics"] = ex(
+    lambda t: (lambda run: dict(run=run, values=run.loss, min_ess_fraction=0.3, min_families=2.0,
+                                max_spread_z=4.0, max_logz_spread=1.0))(_annealing_run()),
+    values="tensor",
+    min_ess_fraction="prob_pos",
+    min_families="pos_float",
+    max_spread_z="pos_float",
+    max_logz_spread="pos_float",
+)
