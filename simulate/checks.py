@@ -51,7 +51,8 @@ def check_alloc(name: str, n_items: int, *, itemsize: int = 8, what: str = "the 
     instead of a MemoryError (or an allocator error) after the work has started."""
     nbytes = int(n_items) * int(itemsize)
     if nbytes > MAX_ALLOC_BYTES:
-        raise ValueError(f"{name} is too large: {what} would take {nbytes / 2**30:.3g} GiB, above "
+        gib = nbytes / 2**30 if nbytes.bit_length() < 1000 else float("inf")  # no OverflowError
+        raise ValueError(f"{name} is too large: {what} would take {gib:.3g} GiB, above "
                          f"the {MAX_ALLOC_BYTES // 2**30} GiB limit on one call's arrays")
 
 

@@ -118,10 +118,17 @@ def mean_se(x, axis: int = -1):
 
     ``se = std(x, ddof=1) / sqrt(n)`` with ``n = x.shape[axis] >= 2``. For autocorrelated samples
     of a chain use :func:`batch_means` instead. Returns numpy arrays (0-d for 1-D input).
+    ``axis`` must be an int in ``[-x.ndim, x.ndim)`` (ValueError otherwise).
     """
     x = _as_real("x", x)
     if x.ndim == 0:
         raise ValueError("x must have at least one axis of replicas, got a scalar")
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"axis must be an int, got {axis!r} ({type(axis).__name__})")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be in [{-x.ndim}, {x.ndim - 1}] for x of shape {x.shape}, "
+                         f"got {axis}")
+    axis = int(axis)
     if x.size == 0:
         raise ValueError(f"x must be non-empty, got shape {x.shape}")
     n = x.shape[axis]

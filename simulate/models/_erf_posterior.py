@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from ..checks import check_generator_on, check_int, check_pos_float, check_theta
+from ..checks import check_alloc, check_generator_on, check_int, check_pos_float, check_theta
 from ._network_posterior import check_beta
 
 __all__ = ["TwoLayerErfPosterior"]
@@ -87,11 +87,14 @@ class TwoLayerErfPosterior:
         return W, a
 
     def sample_prior(self, n_chains: int, *, generator: torch.Generator):
-        """Draw ``n_chains`` parameter vectors from the prior."""
+        """Draw ``n_chains`` parameter vectors from the prior (ValueError for an ``n_chains``
+        whose draws exceed 16 GiB)."""
         n_chains = check_int("n_chains", n_chains, minimum=1)
         if self.n_sets is not None and n_chains != self.n_sets:
             raise ValueError(f"n_chains must equal the number of training sets {self.n_sets}, "
                              f"got {n_chains}")
+        check_alloc(f"n_chains={n_chains} with dim={self.dim}", n_chains * self.dim,
+                    itemsize=self.X.element_size(), what="the (n_chains, dim) draws")
         check_generator_on(generator, self.X.device, what="X")
         th = torch.randn((n_chains, self.dim), generator=generator, device=self.X.device,
                          dtype=self.X.dtype)

@@ -37,6 +37,7 @@ import torch
 from .._divergence import DivergedError, member_list, nonfinite_members
 from ..checks import (
     as_real_tensor,
+    check_alloc,
     check_float_dtype,
     check_generator,
     check_int,
@@ -69,13 +70,24 @@ def gamma_learning_rate(gamma, d_eff: float, alpha0: float):
     return torch.where(g <= 1, g**2 * d_eff * alpha0, g * math.sqrt(d_eff) * alpha0)
 
 
+def _check_weight_sizes(E, D, m, itemsize, *, copies):
+    """ValueError (naming width, n_members and in_dim) when ``copies`` of the (E, m, D + 1)
+    weights and readouts would exceed 16 GiB (training keeps ~6: W0, [W0; ΔW], the gradient and
+    the work arrays of a step)."""
+    check_alloc(f"width={m} with n_members={E} and in_dim={D}", copies * E * m * (D + 1),
+                itemsize=itemsize, what="the (E, width, in_dim) weights" + (
+                    f" ({copies} copies)" if copies > 1 else ""))
+
+
 def init_gamma_mlp(n_members: int, in_dim: int, width: int, *, generator, dtype=torch.float32):
-    """Initial weights W0 (E, m, D) ~ N(0, 1/m) and readouts a0 (E, m) ~ N(0, 1/m) (App. G.1)."""
+    """Initial weights W0 (E, m, D) ~ N(0, 1/m) and readouts a0 (E, m) ~ N(0, 1/m) (App. G.1).
+    Sizes whose weights exceed 16 GiB raise ValueError."""
     E = check_int("n_members", n_members, minimum=1)
     D = check_int("in_dim", in_dim, minimum=1)
     m = check_int("width", width, minimum=1)
     dev = check_generator(generator).device
     dtype = check_float_dtype(dtype)
+    _check_weight_sizes(E, D, m, dtype.itemsize, copies=1)
     W0 = torch.randn(E, m, D, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
     a0 = torch.randn(E, m, generator=generator, device=dev, dtype=dtype) / math.sqrt(m)
     return W0, a0
@@ -359,7 +371,9 @@ def train_gamma_mlp(
     richness of each member; ``d_eff`` the d in the output scale 1/(γ√d) and in the learning-rate
     rule (the SD input dimension, or 1 for image tasks). The device is the generator's device;
     all data must live there. ``init = (W0, a0)`` replaces the random initialisation (e.g. to
-    train the same networks batched and one by one). Returns a :class:`GammaMLPResult`.
+    train the same networks batched and one by one). Returns a :class:`GammaMLPResult`. A
+    ``width`` whose training arrays (~6 copies of the (E, width, D) weights) exceed 16 GiB
+    raises ValueError.
 
     Divergence (checked at every evaluation step: non-finite training loss or parameters) is
     flagged per member in ``result.diverged``; ``throw=True`` raises
@@ -383,6 +397,7 @@ def train_gamma_mlp(
     alpha0 = check_pos_float("alpha0", alpha0)
     alpha = gamma_learning_rate(gam, d_eff, alpha0)
     m = check_int("width", width, minimum=1)
+    _check_weight_sizes(E, D, m, dtype.itemsize, copies=6)
     steps = check_int("steps", steps, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
 

@@ -32,6 +32,7 @@ import torch
 from .._divergence import DivergedError, member_list
 from ..checks import (
     as_real_tensor,
+    check_alloc,
     check_count,
     check_float_dtype,
     check_generator_device,
@@ -100,6 +101,7 @@ def init_mlp_ensemble(
     ``generator`` must live on ``device`` (torch draws on the generator's device).
     ``zero_output=True`` needs an even width: units j and j + width/2 of the last hidden layer
     get identical incoming weights and opposite readout weights, so f = 0 at initialisation.
+    Sizes whose weights exceed 16 GiB raise ValueError.
     """
     for name, v in (("n_members", n_members), ("d_in", d_in), ("width", width), ("n_out", n_out)):
         if not (_is_int(v) and v >= 1):
@@ -114,6 +116,9 @@ def init_mlp_ensemble(
     device = check_generator_device(generator, device)
     dtype = check_float_dtype(dtype)
     dims = [d_in] + [width] * (depth - 1) + [n_out]
+    check_alloc(f"n_members={n_members}, d_in={d_in}, width={width}, n_out={n_out}",
+                2 * n_members * sum(a * b for a, b in zip(dims[:-1], dims[1:], strict=True)),
+                itemsize=dtype.itemsize, what="the weights (and their draws)")
     ws = []
     for layer, (a, b) in enumerate(zip(dims[:-1], dims[1:], strict=True)):
         last_hidden = layer == depth - 2

@@ -37,6 +37,7 @@ import torch
 
 from ..checks import (
     as_real_tensor,
+    check_alloc,
     check_count,
     check_device,
     check_float_dtype,
@@ -272,8 +273,11 @@ class NetworkPosterior:
         return torch.cat([params[k].reshape(params[k].shape[0], -1) for k in self._offsets], dim=1)
 
     def sample_prior(self, n_chains: int, *, generator: torch.Generator) -> torch.Tensor:
-        """Draw (n_chains, D) parameters from the Gaussian prior."""
-        check_count("n_chains", n_chains, minimum=1)
+        """Draw (n_chains, D) parameters from the Gaussian prior (ValueError for an
+        ``n_chains`` whose draws exceed 16 GiB)."""
+        n_chains = check_count("n_chains", n_chains, minimum=1)
+        check_alloc(f"n_chains={n_chains} with D={self.D}", 2 * n_chains * self.D,
+                    itemsize=self.precision.element_size(), what="the (n_chains, D) draws")
         self._check_generator(generator)
         z = torch.randn(n_chains, self.D, generator=generator, device=self.device, dtype=self.dtype)
         return z * self.precision.rsqrt()

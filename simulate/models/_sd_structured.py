@@ -53,6 +53,7 @@ import math
 import torch
 
 from ..checks import (
+    check_alloc,
     check_float_dtype,
     check_generator,
     check_int,
@@ -66,6 +67,7 @@ from ._gamma_mlp import (
     GammaMLPResult,
     _bce_backward,
     _centred_from_preacts,
+    _check_weight_sizes,
     _check_x_test,
     _check_y_test,
     _fixed_test_evaluator,
@@ -133,13 +135,15 @@ def init_gamma_mlp_published(n_members: int, in_dim: int, width: int, *, generat
     W0 = z/√m with z ~ N(0, 1) truncated at ±2 (no variance correction: std 0.8796/√m, support
     ±2/√m); a0 = z/(c√m) with c = :func:`truncated_normal_std` (2) (variance exactly 1/m, support
     ±2/(c√m)). App. G.1 prints w ~ N(0, I/m), a ~ N(0, 1/m), which is richlazy's
-    :func:`~richlazy.simulate.init_gamma_mlp`. W0 is drawn before a0, both in float64.
+    :func:`~richlazy.simulate.init_gamma_mlp`. W0 is drawn before a0, both in float64. Sizes
+    whose float64 draws exceed 16 GiB raise ValueError.
     """
     E = check_int("n_members", n_members, minimum=1)
     D = check_int("in_dim", in_dim, minimum=1)
     m = check_int("width", width, minimum=1)
     g = check_generator(generator)
     dtype = check_float_dtype(dtype)
+    _check_weight_sizes(E, D, m, 8, copies=3)
     c = truncated_normal_std(2.0)
     W0 = _truncated_normal64((E, m, D), 2.0, g).div_(math.sqrt(m))
     a0 = _truncated_normal64((E, m), 2.0, g).div_(c * math.sqrt(m))
@@ -344,7 +348,9 @@ def train_gamma_mlp_sd(
     ``eval_every``. ``init = (W0, a0)`` replaces either protocol's initialisation.
 
     ``d_eff`` defaults to d (the SD convention). Divergence handling (``throw``) and the result
-    are those of :func:`train_gamma_mlp` (``result.protocol`` and ``result.method`` say what ran).
+    are those of :func:`train_gamma_mlp` (``result.protocol`` and ``result.method`` say what ran),
+    and so is the bound on ``width``; a ``batch_size`` whose step arrays exceed 16 GiB raises
+    ValueError.
     """
     dev = check_generator(generator).device
     dtype = check_float_dtype(dtype)
@@ -381,6 +387,9 @@ def train_gamma_mlp_sd(
     alpha0 = check_pos_float("alpha0", alpha0)
     alpha = gamma_learning_rate(gam, d_eff, alpha0)
     m = check_int("width", width, minimum=1)
+    _check_weight_sizes(E, 2 * d, m, dtype.itemsize, copies=6)
+    check_alloc(f"batch_size={B} with n_members={E} and width={m}", E * B * (6 * m + 4 * d + 8),
+                itemsize=8, what="one step's (E, batch_size, width) activations and the batch")
     steps = check_int("steps", steps, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
     eval_chunk = check_int("eval_chunk", eval_chunk, minimum=1)

@@ -114,7 +114,9 @@ def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
     """Write a file atomically: ``write(fh)`` fills a temporary file (binary handle) in the same
     folder, which is flushed, synced and renamed over ``path``, so a reader never sees a half-written
     file and an interrupted write leaves the old file (or none) in place. The file gets ``mode``
-    (default 0644, readable by others) limited by the process umask."""
+    (default 0644, readable by others; permission bits, an int in [0, 0o7777]) limited by the
+    process umask."""
+    mode = check_count("mode", mode, maximum=0o7777)
     if not callable(write):
         raise TypeError(f"write must be callable (a function of the open binary file), got "
                         f"{type(write).__name__}")

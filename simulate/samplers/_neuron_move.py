@@ -71,7 +71,7 @@ import math
 
 import torch
 
-from ..checks import check_count, check_generator, check_generator_on, check_pos_float
+from ..checks import check_alloc, check_count, check_generator, check_generator_on, check_pos_float
 from ..models._network_posterior import NetworkPosterior, check_beta
 from ._gibbs import sample_readout
 
@@ -129,7 +129,8 @@ def sample_neuron_codes(posterior, theta: torch.Tensor, *, generator: torch.Gene
     readouts : start readouts of the proposal components, (K, m); default None: every sign
         pattern (+-1, ..., +-1), for m <= :data:`CODE_MOVE_MAX_M`.
     n_fixed_point : iterations of each component's self-consistent readout (>= 1).
-    n_grid : cells of the histogram proposal of each incoming weight (>= 8).
+    n_grid : cells of the histogram proposal of each incoming weight (>= 8; ValueError when the
+        proposals' (n_grid, E, components, P) work arrays would exceed 16 GiB).
     n_grid_fixed_point : cells of the coarser histograms used while the components' readouts are
         iterated and ranked (>= 8).
     max_components : the proposal keeps at most this many components per neuron (>= 1): the
@@ -160,6 +161,9 @@ def sample_neuron_codes(posterior, theta: torch.Tensor, *, generator: torch.Gene
     m, N, P = posterior.spec.m, posterior.spec.N, posterior.P
     start = _start_readouts(readouts, m, dev)
     k_max = start.shape[0] if k_max is None else min(k_max, start.shape[0])
+    check_alloc(f"n_grid={n_grid} (n_grid_fixed_point={n_grid_fp}) with E={E} chains, P={P} inputs",
+                6 * max(n_grid, n_grid_fp) * E * max(k_max, 1) * (P + 2),
+                what="the histogram proposals' (cells, E, components, P) work arrays")
     s = posterior.spec.readout_scale
     sw = math.sqrt(posterior.sigma_w2)
     inv_sa2 = 1.0 / posterior.sigma_a2

@@ -31,7 +31,7 @@ from dataclasses import replace
 
 import torch
 
-from ..checks import check_count, check_device, check_float_dtype, check_int, check_pos_float
+from ..checks import check_alloc, check_count, check_device, check_float_dtype, check_int, check_pos_float
 from ._hmc import MAX_LEAPFROG, hmc_step
 from ._mala import mala_step, ula_move
 from ._mh import (
@@ -57,10 +57,12 @@ _METHODS = ("mala", "hmc", "ula")
 def temperature_ladder(beta_target, beta_min, K: int, *, dtype=torch.float64, device="cpu") -> torch.Tensor:
     """Geometric ladder of K likelihood weights from ``beta_target`` down to ``beta_min``:
     ``beta_k = beta_target * (beta_min / beta_target)^(k / (K - 1))``, k = 0..K-1 (K = 1: just
-    ``beta_target``). Requires ``0 < beta_min <= beta_target``. Returns a (K,) tensor."""
+    ``beta_target``). Requires ``0 < beta_min <= beta_target``. Returns a (K,) tensor (a ``K``
+    whose weights, built as a list of Python floats, exceed 16 GiB raises ValueError)."""
     beta_target = check_pos_float("beta_target", beta_target)
     beta_min = check_pos_float("beta_min", beta_min)
     K = check_int("K", K, minimum=1)
+    check_alloc(f"K={K}", K, itemsize=48, what="the K weights (a list of Python floats, then a tensor)")
     dtype = check_float_dtype(dtype)
     device = check_device(device)
     if beta_min > beta_target:
@@ -77,13 +79,16 @@ def temperature_ladder(beta_target, beta_min, K: int, *, dtype=torch.float64, de
 
 def ladder_betas(ladder, n_ladders: int) -> torch.Tensor:
     """The (R*K,) per-row weights of R copies of the (K,) ``ladder``: row ``r*K + k`` gets
-    ``ladder[k]`` (pass it as ``beta`` to :func:`mala_init` / :func:`hmc_init`)."""
+    ``ladder[k]`` (pass it as ``beta`` to :func:`mala_init` / :func:`hmc_init`). An
+    ``n_ladders`` whose (R*K,) tensor exceeds 16 GiB raises ValueError."""
     n_ladders = check_int("n_ladders", n_ladders, minimum=1)
     if not torch.is_tensor(ladder) or ladder.ndim != 1 or ladder.shape[0] < 1:
         raise ValueError(f"ladder must be a 1-D tensor of K >= 1 weights (e.g. temperature_ladder), "
                          f"got {tuple(ladder.shape) if torch.is_tensor(ladder) else type(ladder).__name__}")
     if not ladder.dtype.is_floating_point or not bool((torch.isfinite(ladder) & (ladder > 0)).all()):
         raise ValueError("ladder must hold finite floating-point weights > 0")
+    check_alloc(f"n_ladders={n_ladders} with K={ladder.shape[0]}", n_ladders * ladder.shape[0],
+                itemsize=ladder.element_size(), what="the (R*K,) per-row weights")
     return ladder.repeat(n_ladders)
 
 

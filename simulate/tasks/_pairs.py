@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["LABEL_RULES", "check_labels", "member_counts", "pair_indices", "place_pair"]
+__all__ = ["LABEL_RULES", "check_labels", "member_counts", "pair_indices", "place_pair",
+           "place_pair_items"]
 
 LABEL_RULES = ("balanced", "bernoulli")
 
@@ -17,6 +18,13 @@ def check_labels(labels) -> str:
         raise ValueError(f"labels must be one of {LABEL_RULES} ('balanced': exactly half same "
                          f"pairs; 'bernoulli': i.i.d. Bernoulli(1/2) labels), got {labels!r}")
     return labels
+
+
+def place_pair_items(n_patches, p):
+    """8-byte items per example of :func:`place_pair` and its callers (for the callers' size
+    checks): the objects, the (n_patches·p)² image three times (patch grid, permuted copy,
+    flattened or blurred copy) and the indices and labels."""
+    return 2 * p * p + 3 * (n_patches * p) ** 2 + 8
 
 
 def member_counts(name, counts, E, maximum, minimum, device):

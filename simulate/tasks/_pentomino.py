@@ -13,8 +13,8 @@ import functools
 
 import torch
 
-from ..checks import check_generator, check_int, check_nonneg_float
-from ._pairs import member_counts, pair_indices, place_pair
+from ..checks import check_alloc, check_generator, check_int, check_nonneg_float
+from ._pairs import member_counts, pair_indices, place_pair, place_pair_items
 
 __all__ = [
     "PENTOMINO_PATCH",
@@ -145,7 +145,8 @@ def pentomino_batch(shape_ids, batch_size: int, *, n_patches: int = 2, n_shapes=
     copy in an independent random rotation; different images two distinct shapes. Each
     pentomino's 5 × 5 box sits one pixel inside its 7 × 7 patch; pixels 1/√5 (unit norm).
     ``blur_sigma > 0`` applies a Gaussian blur of width U(0, blur_sigma) (per image) — for
-    training images only (App. G.4). Returns ``(x, y)``.
+    training images only (App. G.4). Returns ``(x, y)``. Sizes whose images exceed 16 GiB
+    raise ValueError.
     """
     ids = torch.as_tensor(shape_ids)
     if ids.ndim != 2 or ids.dtype.is_floating_point or torch.any(ids < 0) or torch.any(ids > 17):
@@ -156,6 +157,9 @@ def pentomino_batch(shape_ids, batch_size: int, *, n_patches: int = 2, n_shapes=
                          f"{tuple(ids.shape)}")
     B = check_int("batch_size", batch_size, minimum=2)
     n_patches = check_int("n_patches", n_patches, minimum=2)
+    check_alloc(f"batch_size={B} with E={E} and n_patches={n_patches}",
+                E * B * (place_pair_items(n_patches, PENTOMINO_PATCH) + 2 * PENTOMINO_PATCH**2 + 4),
+                what="the (E, batch_size, H, W) images and their objects")
     blur_sigma = check_nonneg_float("blur_sigma", blur_sigma)
     g = check_generator(generator)
     dev = g.device

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_generator, check_generator_device, check_int
-from ._pairs import member_counts, pair_indices, place_pair
+from ..checks import check_alloc, check_generator, check_generator_device, check_int
+from ._pairs import member_counts, pair_indices, place_pair, place_pair_items
 
 __all__ = ["psvrt_batch", "psvrt_patterns", "psvrt_test_batch"]
 
@@ -27,7 +27,8 @@ def psvrt_patterns(n: int, patch_size: int = 5, *, generator, exclude=None, devi
     """``n`` distinct random ±1 bit-patterns (n, patch_size, patch_size), none in ``exclude``.
 
     Each pixel is ±1 with probability 1/2 (App. G.3); duplicates and members of ``exclude``
-    (a tensor (k, ps, ps) of patterns, e.g. the training set) are rejected and redrawn.
+    (a tensor (k, ps, ps) of patterns, e.g. the training set) are rejected and redrawn. An
+    ``n`` whose candidate patterns exceed 16 GiB raises ValueError.
     """
     n = check_int("n", n, minimum=1)
     ps = check_int("patch_size", patch_size, minimum=1)
@@ -35,6 +36,8 @@ def psvrt_patterns(n: int, patch_size: int = 5, *, generator, exclude=None, devi
         raise ValueError(f"patch_size must be <= 7 (patterns are coded as 62-bit ints), got {ps}")
     if n > 2 ** (ps * ps) // 2:
         raise ValueError(f"n must be <= half of the 2^{ps * ps} possible patterns, got {n}")
+    check_alloc(f"n={n} with patch_size={ps}", n * (4 * ps * ps + 10),
+                what="the candidate patterns, their codes and the kept ones")
     g = generator
     device = check_generator_device(g, device)
     excl = torch.empty(0, dtype=torch.long, device=device) if exclude is None else _codes(
@@ -63,7 +66,7 @@ def psvrt_batch(patterns, batch_size: int, *, n_patches: int = 5, n_patterns=Non
     e uses (its first rows, >= 2). Same images carry one pattern twice, different images two
     distinct patterns of the set, at two distinct patch-aligned locations. Pixels are the bits
     times 1/ps (unit-norm objects). Returns ``(x, y)`` with x (E, B, (n_p·ps)²) when
-    ``flatten`` else (E, B, H, W).
+    ``flatten`` else (E, B, H, W). Sizes whose images exceed 16 GiB raise ValueError.
     """
     if not isinstance(patterns, torch.Tensor) or patterns.ndim != 4:
         raise ValueError("patterns must be a tensor of shape (E, N, ps, ps)")
@@ -73,6 +76,8 @@ def psvrt_batch(patterns, batch_size: int, *, n_patches: int = 5, n_patterns=Non
                          f"{tuple(patterns.shape)}")
     B = check_int("batch_size", batch_size, minimum=2)
     n_patches = check_int("n_patches", n_patches, minimum=2)
+    check_alloc(f"batch_size={B} with E={E} and n_patches={n_patches}",
+                E * B * place_pair_items(n_patches, ps), what="the (E, batch_size, H, W) images")
     g = check_generator(generator)
     n = member_counts("n_patterns", n_patterns, E, N, 2, patterns.device)
     u, v, y = pair_indices(n, E, B, g, patterns.device)
@@ -100,13 +105,17 @@ def psvrt_test_batch(n_tasks: int, n: int, *, patch_size: int = 5, n_patches: in
                      exclude=None, generator, flatten: bool = True, device=None):
     """Balanced PSVRT test batch with fresh random patterns, none of them in ``exclude`` (the
     training patterns: (k, ps, ps), or per member (E, k, ps, ps) — the union is excluded).
-    Different images carry two distinct patterns. Returns ``(x, y)`` as :func:`psvrt_batch`."""
+    Different images carry two distinct patterns. Returns ``(x, y)`` as :func:`psvrt_batch`
+    (sizes whose images exceed 16 GiB raise ValueError)."""
     E = check_int("n_tasks", n_tasks, minimum=1)
     n = check_int("n", n, minimum=2)
     ps = check_int("patch_size", patch_size, minimum=1)
     if ps * ps > 62:
         raise ValueError(f"patch_size must be <= 7 (patterns are coded as 62-bit ints), got {ps}")
     n_patches = check_int("n_patches", n_patches, minimum=2)
+    check_alloc(f"n_tasks={E}, n={n}, n_patches={n_patches}",
+                E * n * (place_pair_items(n_patches, ps) + 4 * ps * ps),
+                what="the (n_tasks, n, H, W) images and their patterns")
     g = generator
     device = check_generator_device(g, device)
     excl = torch.empty(0, dtype=torch.long, device=device) if exclude is None else torch.unique(

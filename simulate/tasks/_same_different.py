@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import (
+    check_alloc,
     check_float_dtype,
     check_generator,
     check_generator_device,
@@ -35,13 +36,16 @@ __all__ = ["sd_symbols", "sd_test_batch", "sd_train_batch"]
 
 
 def sd_symbols(n_tasks: int, L: int, d: int, *, generator, device=None, dtype=torch.float32):
-    """L training symbols s ~ N(0, I/d) for each of ``n_tasks`` members: tensor (E, L, d)."""
+    """L training symbols s ~ N(0, I/d) for each of ``n_tasks`` members: tensor (E, L, d).
+    Sizes whose symbols exceed 16 GiB raise ValueError."""
     E = check_int("n_tasks", n_tasks, minimum=1)
     L = check_int("L", L, minimum=2)
     d = check_int("d", d, minimum=1)
     g = generator
     device = check_generator_device(g, device)
     dtype = check_float_dtype(dtype)
+    check_alloc(f"n_tasks={E}, L={L}, d={d}", 2 * E * L * d, itemsize=dtype.itemsize,
+                what="the (n_tasks, L, d) symbols and their draws")
     return torch.randn(E, L, d, generator=g, device=device, dtype=dtype) / d**0.5
 
 
@@ -80,10 +84,13 @@ def sd_train_batch(symbols, batch_size: int, *, n_symbols=None, sigma2: float = 
     different pairs (s_u; s_v) with v uniform over the other L_e − 1 symbols; fresh noise
     η ~ N(0, σ²/d) on every component. ``labels="balanced"`` (default, richlazy's protocol):
     exactly B//2 same pairs; ``labels="bernoulli"``: each label Bernoulli(½) independently
-    (the published code's batches). Returns ``(x, y)``: x (E, B, 2d), y (E, B).
+    (the published code's batches). Returns ``(x, y)``: x (E, B, 2d), y (E, B). A
+    ``batch_size`` whose batch exceeds 16 GiB raises ValueError.
     """
     E, Lmax, d = check_symbols(symbols)
     B = check_int("batch_size", batch_size, minimum=2)
+    check_alloc(f"batch_size={B} with E={E}, d={d}", E * B * (4 * d + 6),
+                what="the (E, batch_size, 2d) batch, its indices and labels")
     sigma2 = check_nonneg_float("sigma2", sigma2)
     g = check_generator(generator)
     labels = check_labels(labels)
@@ -100,7 +107,7 @@ def sd_test_batch(n_tasks: int, n: int, d: int, *, sigma2: float = 0.0, generato
     x (E, n, 2d): with ``labels="balanced"`` the first n//2 pairs per member are same (z1, z2
     share s), the rest use two independent symbols; with ``labels="bernoulli"`` each pair is same
     with probability ½ independently (the published code's fresh test batches). Noise
-    N(0, σ²/d) on every component.
+    N(0, σ²/d) on every component. Sizes whose batch exceeds 16 GiB raise ValueError.
     """
     E = check_int("n_tasks", n_tasks, minimum=1)
     n = check_int("n", n, minimum=2)
@@ -110,6 +117,8 @@ def sd_test_batch(n_tasks: int, n: int, d: int, *, sigma2: float = 0.0, generato
     device = check_generator_device(g, device)
     dtype = check_float_dtype(dtype)
     labels = check_labels(labels)
+    check_alloc(f"n_tasks={E}, n={n}, d={d}", E * n * (8 * d + 3), itemsize=dtype.itemsize,
+                what="the (n_tasks, n, 2d) test pairs and their draws")
     s1 = torch.randn(E, n, d, generator=g, device=device, dtype=dtype) / d**0.5
     s2 = torch.randn(E, n, d, generator=g, device=device, dtype=dtype) / d**0.5
     if labels == "bernoulli":

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_int, check_real, check_seed
+from ..checks import check_alloc, check_int, check_real, check_seed
 
 __all__ = ["ToyTask", "class_correlated_toy_task", "orthogonal_toy_task"]
 
@@ -73,13 +73,15 @@ def orthogonal_toy_task(
     Inputs are ``X = sqrt(N0) Q[:, :P]`` with Q a random orthogonal N0 x N0 matrix (QR of a
     Gaussian matrix drawn with ``numpy.random.default_rng(seed)``). The first ``ratios[0] * P``
     inputs are class 0, the next ``ratios[1] * P`` class 1, etc. (rounded so the counts sum to P).
-    Targets are one-hot with values y_plus / y_minus.
+    Targets are one-hot with values y_plus / y_minus. An ``N0`` whose (N0, N0) matrices exceed
+    16 GiB (N0 > ~23000) raises ValueError.
     """
     P = check_int("P", P, minimum=1)
     N0 = check_int("N0", N0)
     seed = check_seed(seed)
     if N0 < P:
         raise ValueError(f"N0 must be >= P for orthogonal inputs, got N0={N0} < P={P}")
+    check_alloc(f"N0={N0}", 4 * N0 * N0, what="the (N0, N0) Gaussian matrix and its QR factors")
     try:
         if np.iscomplexobj(ratios):
             raise TypeError
@@ -121,7 +123,7 @@ def class_correlated_toy_task(
     [sqrt(1 - q_cc) b_mu + sum_j L_{cj} b_{P+j}]`` with b the columns of a random orthogonal
     basis (as in :func:`orthogonal_toy_task`, same ``seed``) and ``q = L L^T``; so N0 >= P + k.
     Classes, targets and ``basis`` as in :func:`orthogonal_toy_task` (``basis`` columns beyond
-    P + k give test inputs orthogonal to the training set)."""
+    P + k give test inputs orthogonal to the training set). ``N0`` is bounded as there."""
     task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=y_plus, y_minus=y_minus, seed=seed)
     k = task.m
     if np.iscomplexobj(class_covariance):

@@ -177,6 +177,13 @@ def _stochastic_calls():
         "sample_neuron_codes": (lambda: S.sample_neuron_codes(ppost, pth, generator=_gen()),
                                 lambda: S.sample_neuron_codes(ppost, pth, generator=None)),
         "make_generator": (lambda: S.make_generator(1, "cpu"), lambda: S.make_generator(None, "cpu")),
+        "population_annealing": (
+            lambda: S.population_annealing(post.sample_prior(4, generator=_gen(4)), post,
+                                           generator=_gen(), beta_target=0.5, n_moves=1,
+                                           step_size=1e-3, n_leapfrog=2, max_stages=2),
+            lambda: S.population_annealing(post.sample_prior(4, generator=_gen(4)), post,
+                                           generator=None, beta_target=0.5, n_moves=1,
+                                           step_size=1e-3, n_leapfrog=2, max_stages=2)),
         "init_gamma_mlp": (lambda: S.init_gamma_mlp(2, 3, 4, generator=_gen()),
                            lambda: S.init_gamma_mlp(2, 3, 4, generator=None)),
         "init_gamma_mlp_published": (lambda: S.init_gamma_mlp_published(2, 3, 4, generator=_gen()),
@@ -423,7 +430,9 @@ def test_theta_table_covers_every_public_theta_method():
               "ExactPotential.grad", "ExactPotential.energy", "mala_init", "hmc_init",
               "sample_readout", "readout_conditional",
               "sample_linear_layer", "sample_neuron_scales",  # tests/simulate/test_gibbs_linear.py
-              "sample_neuron_codes"}  # theta="theta" in tests/conformance/_examples_simulate.py
+              "sample_neuron_codes",  # theta="theta" in tests/conformance/_examples_simulate.py
+              "population_annealing",  # its theta checks: tests/simulate/test_annealing.py
+              "AnnealingRun.__init__"}  # a result container built by population_annealing
     missing = _names_with("theta") - covered - exempt
     assert not missing, f"add these public names to _theta_calls: {sorted(missing)}"
 
@@ -628,17 +637,96 @@ def test_hmc_n_leapfrog_has_an_upper_bound():
     S.hmc_step(st, post, generator=_gen(), n_leapfrog=2)
 
 
-def test_size_arguments_are_refused_before_allocating():
-    with pytest.raises(ValueError, match=r"n is too large: .* GiB, above the 16 GiB limit"):
-        S.TiltedProposal(1.0, 4).sample(10**12, 0)  # MemoryError before
-    with pytest.raises(ValueError, match=r"N=100000000 with d=4 is too large"):
-        S.direct_mc_probability(1.0, 4, 10**8, chi=1.0, n_net=100, seed=0)
-    with pytest.raises(ValueError, match=r"n_net=1000 with N=100000000 is too large"):
-        S.prior_rare_event_is(1.0, 4, 10**8, chi=1.0, tau_prop=1.0, n_net=1000, seed=0)
-    with pytest.raises(ValueError, match=r"n=1000000000000 with d=4 is too large"):
-        S.direct_mc_log_z1([0.5], 4, n=10**12, seed=0)
-    with pytest.raises(ValueError, match=r"n_classes is too large"):
-        S.one_hot_targets(np.array([0, 1, 2]), 10**10)
-    with pytest.raises(ValueError, match=r"P=1000000000 with d=8 is too large"):
-        S.hermite_target_data(10**9, 8, generator=_gen())  # RuntimeError from the allocator before
+def _sd_symbols():
+    return S.sd_symbols(2, 3, 2, generator=_gen(1))
+
+
+def _sd_test():
+    return S.sd_test_batch(2, 8, 2, generator=_gen(2))
+
+
+def _code_posterior():
+    t = S.orthogonal_toy_task(6, 8, ratios=(0.5, 0.25, 0.25), y_plus=1.0, y_minus=0.5, seed=0)
+    return S.NetworkPosterior(S.NetworkSpec(N0=8, N=3, L=1, m=3, activation="sigmoid_erf"), t.X, t.Y,
+                              T=0.1, sigma_a2=1.0, project_inputs=True)
+
+
+# (call, message): size arguments that used to end in MemoryError or torch's allocator error
+# (issue 53), each refused up front naming the argument, the value and the 16 GiB limit
+_SIZE_CASES = {
+    "TiltedProposal.sample": (lambda: S.TiltedProposal(1.0, 4).sample(10**12, 0),
+                              r"n is too large: .* GiB, above the 16 GiB limit"),
+    "direct_mc_probability": (lambda: S.direct_mc_probability(1.0, 4, 10**8, chi=1.0, n_net=100, seed=0),
+                              r"N=100000000 with d=4 is too large"),
+    "prior_rare_event_is": (
+        lambda: S.prior_rare_event_is(1.0, 4, 10**8, chi=1.0, tau_prop=1.0, n_net=1000, seed=0),
+        r"n_net=1000 with N=100000000 is too large"),
+    "direct_mc_log_z1": (lambda: S.direct_mc_log_z1([0.5], 4, n=10**12, seed=0),
+                         r"n=1000000000000 with d=4 is too large"),
+    "one_hot_targets": (lambda: S.one_hot_targets(np.array([0, 1, 2]), 10**10), r"n_classes is too large"),
+    "hermite_target_data": (lambda: S.hermite_target_data(10**9, 8, generator=_gen()),
+                            r"P=1000000000 with d=8 is too large"),
+    "orthogonal_toy_task.N0": (lambda: S.orthogonal_toy_task(6, 10**9, seed=0),
+                               r"N0=1000000000 is too large: .* above the 16 GiB limit"),
+    "class_correlated_toy_task.N0": (
+        lambda: S.class_correlated_toy_task(6, 10**12, 0.2 * np.eye(3), seed=0),
+        r"N0=1000000000000 is too large"),
+    "init_mlp_ensemble.width": (
+        lambda: S.init_mlp_ensemble(2, 3, 10**9, 1, depth=3, generator=_gen()),
+        r"n_members=2, d_in=3, width=1000000000, n_out=1 is too large"),
+    "init_gamma_mlp.n_members": (lambda: S.init_gamma_mlp(10**12, 4, 5, generator=_gen()),
+                                 r"width=5 with n_members=1000000000000 and in_dim=4 is too large"),
+    "init_gamma_mlp_published.width": (lambda: S.init_gamma_mlp_published(2, 4, 10**9, generator=_gen()),
+                                       r"width=1000000000 with n_members=2 and in_dim=4 is too large"),
+    "train_gamma_mlp.width": (
+        lambda: S.train_gamma_mlp(lambda g: S.sd_train_batch(_sd_symbols(), 8, generator=g), *_sd_test(),
+                                  torch.tensor([0.5, 1.0]), d_eff=2.0, width=10**9, generator=_gen()),
+        r"width=1000000000 with n_members=2 and in_dim=4 is too large"),
+    "train_gamma_mlp_sd.width": (
+        lambda: S.train_gamma_mlp_sd(_sd_symbols(), *_sd_test(), torch.tensor([0.5, 1.0]), batch_size=8,
+                                     width=10**9, generator=_gen()),
+        r"width=1000000000 with n_members=2 and in_dim=4 is too large"),
+    "train_gamma_mlp_sd.batch_size": (
+        lambda: S.train_gamma_mlp_sd(_sd_symbols(), *_sd_test(), torch.tensor([0.5, 1.0]), batch_size=10**9,
+                                     width=5, generator=_gen()),
+        r"batch_size=1000000000 with n_members=2 and width=5 is too large"),
+    "sd_symbols.n_tasks": (lambda: S.sd_symbols(10**12, 3, 2, generator=_gen()),
+                           r"n_tasks=1000000000000, L=3, d=2 is too large"),
+    "sd_test_batch.n": (lambda: S.sd_test_batch(2, 10**9, 2, generator=_gen()),
+                        r"n_tasks=2, n=1000000000, d=2 is too large"),
+    "sd_train_batch.batch_size": (lambda: S.sd_train_batch(_sd_symbols(), 10**9, generator=_gen()),
+                                  r"batch_size=1000000000 with E=2, d=2 is too large"),
+    "psvrt_batch.batch_size": (
+        lambda: S.psvrt_batch(S.psvrt_patterns(4, 3, generator=_gen())[None].repeat(2, 1, 1, 1), 10**9,
+                              n_patches=3, generator=_gen()),
+        r"batch_size=1000000000 with E=2 and n_patches=3 is too large"),
+    "psvrt_test_batch.n_tasks": (
+        lambda: S.psvrt_test_batch(10**12, 4, patch_size=3, n_patches=3, generator=_gen()),
+        r"n_tasks=1000000000000, n=4, n_patches=3 is too large"),
+    "pentomino_batch.batch_size": (
+        lambda: S.pentomino_batch(torch.tensor([[0, 1, 2], [3, 4, 5]]), 10**9, generator=_gen()),
+        r"batch_size=1000000000 with E=2 and n_patches=2 is too large"),
+    "NetworkPosterior.sample_prior": (lambda: _posterior().sample_prior(10**12, generator=_gen()),
+                                      r"n_chains=1000000000000 with D=\d+ is too large"),
+    "TwoLayerErfPosterior.sample_prior": (
+        lambda: S.TwoLayerErfPosterior(*S.hermite_target_data(10, 4, generator=_gen()), N=3, kappa=0.5)
+        .sample_prior(10**12, generator=_gen()),
+        r"n_chains=1000000000000 with dim=\d+ is too large"),
+    "atomic_write.mode": (lambda: S.atomic_write("never-written.txt", lambda f: None, mode=10**12),
+                          r"mode must be an int in \[0, 4095\], got 1000000000000"),
+    "temperature_ladder.K": (lambda: S.temperature_ladder(1.0, 0.1, 10**9), r"K=1000000000 is too large"),
+    "sample_neuron_codes.n_grid": (
+        lambda: (lambda post: S.sample_neuron_codes(post, post.sample_prior(2, generator=_gen()),
+                                                    generator=_gen(1), n_grid=10**9))(_code_posterior()),
+        r"n_grid=1000000000 \(n_grid_fixed_point=16\) with E=2 chains, P=6 inputs is too large"),
+    "ladder_betas": (lambda: S.ladder_betas(S.temperature_ladder(1.0, 0.1, 4), 10**12),
+                     r"n_ladders=1000000000000 with K=4 is too large"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SIZE_CASES))
+def test_size_arguments_are_refused_before_allocating(case):
+    call, message = _SIZE_CASES[case]
+    with pytest.raises(ValueError, match=message):
+        call()
     assert checks.MAX_ALLOC_BYTES == 2**34

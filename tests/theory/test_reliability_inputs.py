@@ -238,13 +238,101 @@ def test_linear_network_roots_match_the_direct_formula_at_moderate_depth():
     assert u ** (L + 1) - s * u**L == pytest.approx(s**L * g, rel=1e-13)
 
 
-def test_size_arguments_are_refused_before_allocating():
-    from richlazy.theory import feature_propagation_rkhs, sd_test_pairs, toy_class_targets
+def _toy_t():
+    from richlazy.theory import toy_class_targets
 
-    with pytest.raises(ValueError, match=r"d=3, N=100000000, n=12 is too large: .* GiB, above the 16 GiB"):
-        feature_propagation_rkhs([1.0], d=3, N=10**8, n=12, seed=0)  # MemoryError before
-    with pytest.raises(ValueError, match=r"n=1000000000000 with d=3 is too large"):
-        sd_test_pairs(10**12, 3, seed=0)
-    with pytest.raises(ValueError, match=r"m is too large"):
-        toy_class_targets(10**9)
+    return toy_class_targets(3, y_minus=-0.5)
+
+
+_LAB6 = np.arange(6) % 3
+_RHO = (0.5, 0.25, 0.25)
+_BLOCK_LAB = np.repeat(np.arange(3), 4)
+_BLOCK_K = 0.7 * np.eye(12) + 0.3 * (_BLOCK_LAB[:, None] == _BLOCK_LAB[None, :])
+
+# (call, message): size arguments that used to end in MemoryError, an allocator or overflow
+# error, or a run without end (issue 53), each refused up front naming the argument and the limit
+_SIZE_CASES = {
+    "feature_propagation_rkhs": (
+        lambda T: T.feature_propagation_rkhs([1.0], d=3, N=10**8, n=12, seed=0),
+        r"d=3, N=100000000, n=12 is too large: .* GiB, above the 16 GiB"),
+    "sd_test_pairs": (lambda T: T.sd_test_pairs(10**12, 3, seed=0), r"n=1000000000000 with d=3 is too large"),
+    "toy_class_targets": (lambda T: T.toy_class_targets(10**9), r"m is too large"),
+    "solve_sigmoid_toy.n_random": (
+        lambda T: T.solve_sigmoid_toy(_RHO, _toy_t(), n_random=10**9),
+        r"n_random=1000000000 is too large: .* above the 16 GiB"),
+    "solve_sigmoid_toy.n_nodes": (
+        lambda T: T.solve_sigmoid_toy(_RHO, _toy_t(), n_nodes=10**9), r"n_nodes=1000000000 is too large"),
+    "sweep_y_minus.n_random": (
+        lambda T: T.sweep_y_minus([0.3], ratios=_RHO, n_random=10**12),
+        r"n_random=1000000000000 is too large"),
+    "sweep_temperature.n_random": (
+        lambda T: T.sweep_temperature([0.2], ratios=_RHO, class_targets=_toy_t(), n_random=10**9),
+        r"n_random=1000000000 is too large"),
+    "solve_sigmoid_general.n_random": (
+        lambda T: T.solve_sigmoid_general(np.eye(6), _toy_t()[_LAB6], n_random=10**9),
+        r"n_random=1000000000 is too large"),
+    "solve_sigmoid_first_layer.n_bins": (
+        lambda T: T.solve_sigmoid_first_layer(0.3 * np.eye(6) + 0.1, _LAB6, n_bins=10**9),
+        r"n_bins=1000000000 with classes of up to 2 inputs is too large"),
+    "solve_sigmoid_middle_layer.n_starts": (
+        lambda T: T.solve_sigmoid_middle_layer(0.3 * np.eye(6) + 0.2, 0.3 * np.eye(6) + 0.1, _LAB6,
+                                               n_starts=10**12),
+        r"n_starts=1000000000000 is too large"),
+    "solve_relu_block.quad_nodes": (
+        lambda T: T.solve_relu_block(_BLOCK_K, _toy_t()[_BLOCK_LAB], bulk="laplace", quad_nodes=10**9),
+        r"quad_nodes=1000000000 on \d class-field dimensions is too large"),
+    "solve_relu_block.readout_nodes": (
+        lambda T: T.solve_relu_block(_BLOCK_K, _toy_t()[_BLOCK_LAB], bulk="readout_law", readout_nodes=10**9),
+        r"readout_nodes=1000000000 with m=3 outputs is too large"),
+    "relu_dual_margin.n_starts": (
+        lambda T: T.relu_dual_margin(np.eye(6), _toy_t()[_LAB6], n_starts=10**9),
+        r"n_starts=1000000000 is too large"),
+    "sd_kernel_accuracy.L": (lambda T: T.sd_kernel_accuracy(10**9, 2),
+                             r"L=1000000000 with d=2 .* is too large"),
+    "sd_kernel_accuracy.n_seeds": (
+        lambda T: T.sd_kernel_accuracy(3, 2, n_seeds=10**12), r"n_seeds=1000000000000 is too large"),
+    "sd_kernel_accuracy_grid.n_test": (
+        lambda T: T.sd_kernel_accuracy_grid([3, 4], [2], n_test=10**12),
+        r"L=4 with d=2 and n_test=1000000000000 is too large"),
+    "sd_max_margin_accuracy.L": (lambda T: T.sd_max_margin_accuracy(10**9),
+                                 r"L=1000000000 with n_test=20000"),
+    "sd_max_margin_accuracy.n_test": (
+        lambda T: T.sd_max_margin_accuracy(3, n_test=10**12), r"L=3 with n_test=1000000000000"),
+    "sd_symmetric_max_margin": (lambda T: T.sd_symmetric_max_margin(10**12), r"L=1000000000000 is too large"),
+    "circulant_eigenpairs": (lambda T: T.circulant_eigenpairs(10**9), r"d=1000000000 is too large"),
+    "handcrafted_solution": (lambda T: T.handcrafted_solution(10**12), r"d=1000000000000 is too large"),
+    "simulate_markov_walkers": (
+        lambda T: T.simulate_markov_walkers(4, readout_sign=1, n_units=10**9),
+        r"n_units=1000000000 with L=4 and batch_size=512 is too large"),
+    "mehler_coefficients": (
+        lambda T: T.mehler_coefficients("erf", 0.6, 10**9), r"n_max must be <= 170 .*got 1000000000"),
+    "solve_linear_network.maxiter": (
+        lambda T: T.solve_linear_network(np.eye(4), np.eye(2)[np.arange(4) % 2], L=1, sigma_a2=0.5,
+                                         T=0.01, maxiter=10**12),
+        r"maxiter must be <= 429496729 for m=2 outputs .*got 1000000000000"),
+    "ak_two_layer_erf.maxiter": (
+        lambda T: T.ak_two_layer_erf([10.0], 8, 4, maxiter=10**12),
+        r"maxiter must be <= 10000000 .*got 1000000000000"),
+    "ldt_two_layer_erf.maxiter": (
+        lambda T: T.ldt_two_layer_erf([0.2], 8, 4, points_per_width=4.0, maxiter=10**12),
+        r"maxiter must be <= 10000000 .*got 1000000000000"),
+    "log_z1_reference.dps": (lambda T: T.log_z1_reference(0.5, 4, dps=10**9),
+                             r"dps must be <= 100000 .*got 1000000000"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SIZE_CASES))
+def test_size_arguments_are_refused_before_allocating(case):
+    import richlazy.theory as T
+
+    call, message = _SIZE_CASES[case]
+    with pytest.raises(ValueError, match=message):
+        call(T)
+
+
+def test_sizes_below_the_limits_still_work():
+    from richlazy.theory import circulant_eigenpairs, mehler_coefficients, toy_class_targets
+
     assert toy_class_targets(3).shape == (3, 3)
+    assert circulant_eigenpairs(3)[1].shape == (6, 6)
+    assert mehler_coefficients("erf", 0.6, 170).shape == (171,)

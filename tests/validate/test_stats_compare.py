@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from richlazy.validate import compare
-from richlazy.validate.stats import batch_means, effective_sample_size, estimate
+from richlazy.validate import compare, sweep
+from richlazy.validate.stats import batch_means, effective_sample_size, estimate, mean_se
 
 
 def _ar1(phi, S, E, seed):
@@ -94,3 +94,21 @@ def test_compare_one_sided_trend():
     assert not compare("trend", 0.0, -1.0, stderr=0.1, kind="gt", tol=3).passed
     with pytest.raises(ValueError, match="kind='gt' needs a positive stderr"):
         compare("trend", 0.0, 1.0, kind="gt", tol=3)
+
+
+# (call, message): arguments that used to end in IndexError or MemoryError (issue 53), refused
+# up front naming the argument, the value and the limit
+_SIZE_CASES = {
+    "mean_se.axis": (lambda: mean_se(np.ones((3, 5)), axis=10**9),
+                     r"axis must be in \[-2, 1\] for x of shape \(3, 5\), got 1000000000"),
+    "mean_se.negative_axis": (lambda: mean_se(np.ones((3, 5)), axis=-3), r"axis must be in \[-2, 1\]"),
+    "sweep.seeds": (lambda: sweep("selftest", {}, seeds=10**9),
+                    r"seeds must be <= 1000000 replicates per grid point .*got 1000000000"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SIZE_CASES))
+def test_size_arguments_are_refused_before_allocating(case):
+    call, message = _SIZE_CASES[case]
+    with pytest.raises(ValueError, match=message):
+        call()

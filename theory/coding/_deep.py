@@ -26,9 +26,9 @@ import numpy as np
 from scipy import special
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_matrix, check_int, check_pos_float, check_real
+from ..checks import as_float_matrix, check_alloc, check_int, check_pos_float, check_real
 from ._general_core import _phi_derivs
-from ._problem import _check_labels
+from ._problem import _check_labels, _check_nodes
 from ._sigmoid_general import SigmoidGeneralSolution
 
 __all__ = ["SigmoidFirstLayerSolution", "conjugate_kernel", "solve_sigmoid_first_layer"]
@@ -190,6 +190,8 @@ def solve_sigmoid_first_layer(
         Step of the field grid in whitened units (<= 1).
     n_bins : int
         Bins of phi for the class-mean distribution.
+    Sizes whose arrays (the rule, the binned distributions and their FFT convolutions) would
+    exceed 16 GiB raise ValueError naming the argument.
     throw : bool
         Raise :class:`SolverError` instead of returning a non-converged result.
 
@@ -218,8 +220,7 @@ def _first_layer(K_tilde, labels, *, sigma_w2=1.0, activation="sigmoid_erf", thr
     lab, n, C, sigma_w2, lo, hi, threshold = _check_layer_args(
         labels, P, "K_tilde", sigma_w2, activation, threshold, _MAX_CLASSES,
         "the field grid has C dimensions")
-    n_nodes = check_int("n_nodes", n_nodes, minimum=20)
-    n_bins = check_int("n_bins", n_bins, minimum=32)
+    n_nodes, n_bins = _check_table_sizes(n_nodes, n_bins, n, rows=3)
     grid_step = check_pos_float("grid_step", grid_step)
     if grid_step > 1.0:
         raise ValueError(f"grid_step must be <= 1 (whitened field units), got {grid_step}")
@@ -289,6 +290,20 @@ def _check_layer_args(labels, P, kernel_name, sigma_w2, activation, threshold, m
     if not lo < threshold < hi:
         raise ValueError(f"threshold must lie inside the range ({lo}, {hi}) of {activation}, got {threshold}")
     return lab, n, C, sigma_w2, lo, hi, float(threshold)
+
+
+def _check_table_sizes(n_nodes, n_bins, n, *, rows):
+    """``n_nodes`` (Gauss-Hermite nodes, >= 20) and ``n_bins`` (bins of the activation, >= 32)
+    of the layer solvers' tables, checked so that the rule and the FFT convolutions of the
+    class-mean distributions (``rows`` field values at a time, length ~2 n_c n_bins for class
+    sizes ``n``) fit in 16 GiB; ValueError naming them otherwise."""
+    n_nodes = _check_nodes("n_nodes", n_nodes, minimum=20)
+    n_bins = check_int("n_bins", n_bins, minimum=32)
+    n_max = int(np.max(n))
+    check_alloc(f"n_bins={n_bins} with classes of up to {n_max} inputs",
+                n_bins * (8 + 6 * rows * n_max),
+                what="the binned activation distributions and their FFT convolutions")
+    return n_nodes, n_bins
 
 
 def _block_kernel(d, B, lab):

@@ -34,10 +34,19 @@ import numpy as np
 from scipy import interpolate, special
 
 from .._results import SolverStatus, Status, raise_if_failed
-from ..checks import as_float_matrix, as_rng, check_int
-from ._deep import _RANGE, _block_kernel, _check_layer_args, _class_blocks, _code_probs, _phi_inverse
+from ..checks import as_float_matrix, as_rng, check_alloc, check_int
+from ._deep import (
+    _RANGE,
+    _block_kernel,
+    _check_layer_args,
+    _check_table_sizes,
+    _class_blocks,
+    _code_probs,
+    _phi_inverse,
+)
 from ._field_kernels import tilted_field_moments
 from ._general_core import _ascend_to_maxima
+from ._problem import _check_search_starts
 
 __all__ = ["SigmoidMiddleLayerSolution", "solve_sigmoid_middle_layer"]
 
@@ -157,6 +166,9 @@ def solve_sigmoid_middle_layer(
         Random starts of the mode search (besides the 2^C code patterns).
     n_bins : int
         Bins of phi for the class-mean distribution (code fractions).
+    Sizes whose arrays (the rule, the starts with their Newton work arrays, the binned
+    distributions and their FFT convolutions, the product rule around a mode) would exceed
+    16 GiB raise ValueError naming the argument.
     seed : int or numpy Generator
         Seed of the random starts.
     throw : bool
@@ -181,10 +193,9 @@ def solve_sigmoid_middle_layer(
             raise ValueError(f"{name} must be symmetric")
     lab, n, C, sigma_w2, lo, hi, threshold = _check_layer_args(
         labels, P, "K_prev", sigma_w2, activation, threshold, _MAX_CLASSES, "the field has 2C dimensions")
-    n_nodes = check_int("n_nodes", n_nodes, minimum=20)
     quad_nodes = check_int("quad_nodes", quad_nodes, minimum=3)
-    n_starts = check_int("n_starts", n_starts, minimum=0)
-    n_bins = check_int("n_bins", n_bins, minimum=32)
+    n_starts = _check_search_starts("n_starts", n_starts, 2 * C)
+    n_nodes, n_bins = _check_table_sizes(n_nodes, n_bins, n, rows=81)
     rng = as_rng(seed)
 
     setup = _Setup(Kp, Kt, lab, sigma_w2, activation, n_nodes)
@@ -195,6 +206,11 @@ def solve_sigmoid_middle_layer(
         raise_if_failed(res, throw)
         return res
     field = setup.field
+    # the product rule around each mode: quad_nodes^D points, each with its D coordinates, the
+    # moments (4 C) and work arrays (bounded before the mode search; D <= 2C is known only now)
+    check_alloc(f"quad_nodes={quad_nodes} on the {field.D}-dimensional field",
+                min(quad_nodes ** field.D, 2**64) * (3 * field.D + 8 * C + 8) + 3 * quad_nodes**2,
+                what="the Gauss-Hermite product rule around one mode and its moments")
     modes, F_modes, hess = field.modes(_starts(field, lo, hi, n_starts, rng))
     quads = [_mode_quadrature(field, modes, F_modes, hess, k) for k in (quad_nodes, quad_nodes - 1)]
     pi_tab = _CodeTables(field, quads[0][0], lo, hi, threshold, n_bins)

@@ -352,7 +352,8 @@ def solve_linear_network(
                            the evaluations used in these units (rounded up; hybr completes
                            a Jacobian it has started, so it may exceed maxiter by one).
                            Running out gives ``Status.MAX_ITERATIONS``; any other failure
-                           ``NUMERICAL_FAILURE``.
+                           ``NUMERICAL_FAILURE``. ``maxiter (m^2 + 1)`` must fit MINPACK's
+                           C int (<= 2**31 - 1), else ValueError.
     throw : bool           raise :class:`SolverError` when not converged.
 
     Raises TypeError for complex or non-numeric K0/Y and non-integer L/maxiter; ValueError for
@@ -371,6 +372,10 @@ def solve_linear_network(
         raise ValueError("exact=False (leading order) is a T = 0 approximation; use T = 0")
     rtol = check_pos_float("rtol", rtol)
     maxiter = check_int("maxiter", maxiter, minimum=1)
+    m = Y.shape[1]
+    if maxiter * (m * m + 1) > _MAX_FEV:
+        raise ValueError(f"maxiter must be <= {_MAX_FEV // (m * m + 1)} for m={m} outputs (hybr's "
+                         f"budget maxiter*(m^2+1) is a C int, <= {_MAX_FEV}), got {maxiter}")
     _check_gram(K0)  # positive definite (after the cheap checks, as before)
     K0inv_Y = np.linalg.solve(K0, Y)
     G = Y.T @ K0inv_Y
@@ -396,6 +401,9 @@ def solve_linear_network(
         )
         return sol
     return _solve_finite_T(K0, Y, t, sigma_a2, T, rtol, maxiter, throw)
+
+
+_MAX_FEV = 2**31 - 1  # MINPACK's maxfev is a C int
 
 
 def _solve_finite_T(K0, Y, t0, sigma_a2, T, rtol, maxiter, throw):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import as_float_array, as_float_matrix, check_pos_float
+from ..checks import as_float_array, as_float_matrix, check_alloc, check_int, check_pos_float
 
 __all__: list[str] = []
 
@@ -117,6 +117,25 @@ def _check_targets(Y, P: int, *, name: str = "Y"):
     if Y.shape[0] != P:
         raise ValueError(f"{name} must have P = {P} rows (one per training input), got shape {Y.shape}")
     return Y
+
+
+def _check_nodes(name, n, *, minimum):
+    """A Gauss-Hermite node count: an int >= ``minimum`` whose rule (computed from an n x n
+    companion matrix) fits in 16 GiB (n <= ~26000), else ValueError naming ``name``."""
+    n = check_int(name, n, minimum=minimum)
+    check_alloc(f"{name}={n}", 3 * n * n, what="the Gauss-Hermite rule's companion matrix")
+    return n
+
+
+def _check_search_starts(name, n, dim, *, copies=1):
+    """A number of random starts of a multi-start maximum search: an int >= 0 such that
+    ``copies`` x ``n`` starts in ``dim`` dimensions with their Newton work arrays (Hessian,
+    gradient, step, trial points) fit in 16 GiB, else ValueError naming ``name``."""
+    n = check_int(name, n, minimum=0)
+    check_alloc(f"{name}={n}", copies * n * (2 * dim * dim + 10 * dim + 8),
+                what=f"the random starts of the maximum search ({copies} x {name} points in "
+                     f"{dim} dimensions with their Newton work arrays)")
+    return n
 
 
 def _check_start(name, t0, shape):

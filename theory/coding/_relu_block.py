@@ -49,6 +49,7 @@ theory keeps the bulk neurons' whole readout law ``p(a) ∝ exp(g(a))`` [OURS]: 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,12 +60,13 @@ from ..checks import (
     as_float_array,
     as_float_matrix,
     as_psd_matrix,
+    check_alloc,
     check_int,
     check_nonneg_float,
     check_pos_float,
 )
 from ._problem import _check_labels
-from ._relu_block_bulk import _BlockBulk
+from ._relu_block_bulk import _BlockBulk, _field_range
 from ._relu_block_stages import (
     _LAW_SETTLE_SD,
     _barrier,
@@ -411,6 +413,8 @@ def solve_relu_block(
                      of the bulk output) with 1.5x as many nodes in every rule.
     readout_nodes    Gauss-Hermite nodes per output of the rule over the readout a
                      (``bulk="readout_law"`` only; ``readout_nodes^m`` points).
+                     Rules (with their 1.5x finer checks) that would exceed 16 GiB raise
+                     ValueError naming quad_nodes / readout_nodes.
 
     Algorithm: a log-barrier interior point on the convex problem over t with one barrier term
     per single-class outlier constraint (as ``solve_relu_toy``; damped Newton per barrier
@@ -444,8 +448,19 @@ def solve_relu_block(
     mus = tuple(check_pos_float("mu_schedule", v) for v in mu_schedule)
     if not mus:
         raise ValueError("mu_schedule must contain at least one barrier weight")
-    prob = _Problem(counts, s, q, Yc, P_s, T, bulk, quad_nodes)
     k, m = Yc.shape
+    if bulk != "none":  # the product rules (the finer check rule has ceil(1.5 n) nodes per axis)
+        r = int(np.sum(_field_range(np.linalg.eigvalsh(q), s)))
+        n_q = math.ceil(1.5 * quad_nodes)
+        check_alloc(f"quad_nodes={quad_nodes} on {r} class-field dimensions",
+                    min(n_q**r, 2**64) * (r + 2 * k + 4) + 3 * n_q**2,
+                    what="the Gauss-Hermite product rule over the class fields")
+        if bulk == "readout_law":
+            n_a = math.ceil(1.5 * readout_nodes)
+            check_alloc(f"readout_nodes={readout_nodes} with m={m} outputs",
+                        min(n_a**m, 2**64) * (4 * m + 4 * k + 4) + 3 * n_a**2,
+                        what="the Gauss-Hermite product rule over the readout")
+    prob = _Problem(counts, s, q, Yc, P_s, T, bulk, quad_nodes)
 
     tau = np.zeros((k, m))  # feasible start (lambda* = 0; the bulk maximum is a = 0)
     tau, nit = _barrier(prob, tau, mus, maxiter)

@@ -52,6 +52,12 @@ def _psi_shifted(h, g, s, order=1):
     return log_sum, M, (mu * mu + s) * p + mu * sig * dens - M * M
 
 
+def _field_range(lam, s):
+    """The eigenvalues ``lam`` of q kept as the range of the class fields (the rule's dimensions
+    are ``sum(_field_range(lam, s))``)."""
+    return lam > 1e-12 * max(float(lam.max(initial=0.0)), float(s.max()))
+
+
 class _BlockBulk:
     """``log Z(h)`` and the tilted mean activations M_c of the class-block bulk integral by a
     product Gauss-Hermite rule (``nodes`` per dimension) over the class fields g ~ N(0, q) on
@@ -60,7 +66,7 @@ class _BlockBulk:
     def __init__(self, counts, s, q, P_s, nodes):
         self.counts, self.s, self.P_s = np.asarray(counts, float), s, P_s
         lam, V = np.linalg.eigh(q)
-        keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), float(s.max()))
+        keep = _field_range(lam, s)
         self.eta, self.logw = _product_rule(nodes, int(keep.sum()))
         self.Lq = V[:, keep] * np.sqrt(lam[keep])  # q = Lq Lq^T on its range
         self.G = self.eta @ self.Lq.T  # (n_g, k) class fields

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._results import SolverStatus, Status
-from ..checks import as_float_matrix, as_rng, check_int, check_pos_float
-from ._problem import _check_psd_gram
+from ..checks import as_float_matrix, as_rng, check_pos_float
+from ._problem import _check_psd_gram, _check_search_starts
 from ._relu_certificate import _starts
 from ._relu_factor import _Factor
 from ._relu_search import _batched_local_maxima
@@ -77,7 +77,8 @@ def relu_dual_margin(K0, t, *, sigma_a2: float | None = None, starts=None,
                       Default: the signed output columns of t, their positive parts and those
                       mapped by K0, plus ``n_starts`` random directions.
     n_starts : int    random starts added to the default starts (default 40 P, the solver's
-                      verification search); not allowed together with ``starts``.
+                      verification search); not allowed together with ``starts``. ValueError
+                      when the starts with their work arrays would exceed 16 GiB.
     seed : int or numpy.random.Generator  for the random starts.
 
     Returns a :class:`ReLUDualMargin`. Its speed against one scipy call per start:
@@ -101,7 +102,7 @@ def relu_dual_margin(K0, t, *, sigma_a2: float | None = None, starts=None,
                              f"got shape {Z0.shape}")
         W0 = fac.to_w(Z0)
     else:
-        n_random = 40 * P if n_starts is None else check_int("n_starts", n_starts, minimum=0)
+        n_random = 40 * P if n_starts is None else _check_search_starts("n_starts", n_starts, P)
         W0 = _starts(t, fac, as_rng(seed), [], n_random)
     found = _batched_local_maxima(W0, fac.B, t, Ps)
     if found:

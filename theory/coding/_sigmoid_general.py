@@ -34,7 +34,14 @@ from ._general_core import (
     _solve_general,
     _solve_general_continuation,
 )
-from ._problem import _check_anneal, _check_labels, _check_psd_gram, _check_start, _check_targets
+from ._problem import (
+    _check_anneal,
+    _check_labels,
+    _check_psd_gram,
+    _check_search_starts,
+    _check_start,
+    _check_targets,
+)
 from ._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
 from ._toy_core import _merge_duplicate_codes, _residual_parts
 
@@ -278,7 +285,9 @@ def solve_sigmoid_general(
                      the same (the exact system's root); only the path to it is shorter (at
                      class-block kernels 1 % from the start: 6.5x faster at P = 50, 11x at P = 200).
     anneal, n_random, seed, atol, throw : as in :func:`solve_sigmoid_toy` (``tol=`` is the
-                     deprecated spelling of ``atol``).
+                     deprecated spelling of ``atol``); n_random is bounded so that the
+                     searches' starts (up to 10 n_random points in P dimensions, with their
+                     P x P Newton Hessians) fit in 16 GiB.
     progress         False (silent), True (a line on stderr at most every 10 s: continuation
                      lambda, smoothing stage and objective) or a callable receiving each message.
     """
@@ -295,7 +304,7 @@ def solve_sigmoid_general(
     threshold = check_real("threshold", threshold)
     t0 = _check_start("t0", t0, (P, m))
     betas = _check_anneal(anneal)
-    n_random = check_int("n_random", n_random, minimum=0)
+    n_random = _check_search_starts("n_random", n_random, P, copies=10)
     if strategy not in ("auto", "continuation", "anneal", "bundle"):
         raise ValueError("strategy must be 'auto', 'continuation', 'anneal' or 'bundle', got "
                          f"{strategy!r}")

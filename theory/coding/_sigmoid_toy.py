@@ -65,7 +65,14 @@ from ..checks import (
     renamed_option,
 )
 from ..kernels._tilted import _check_tilted_activation, _saddle_flat, tilted_density
-from ._problem import _check_anneal, _check_labels, _check_start, _check_toy_problem
+from ._problem import (
+    _check_anneal,
+    _check_labels,
+    _check_nodes,
+    _check_search_starts,
+    _check_start,
+    _check_toy_problem,
+)
 from ._sigmoid_finite_p import _code_summary, _finite_P_solve, _peak_weights
 from ._toy_core import (
     _anneal_and_refine,
@@ -340,9 +347,11 @@ def solve_sigmoid_toy(
     threshold : float           code threshold on the mean activation (1/2 = phi(0)).
     t0 : (k, m), optional       starting conjugate field (default 2 (Y - mean Y)).
     anneal : sequence of float  smoothing parameters beta tried in turn.
-    n_random : int              random starts of the maximum search.
+    n_random : int              random starts of the maximum search (ValueError when 4 n_random
+                                starts with their work arrays would exceed 16 GiB).
     seed : int or Generator     randomness of those starts (:func:`richlazy.theory.checks.as_rng`).
-    n_nodes, search_nodes       Gauss-Hermite nodes for psi: final equations / during the search.
+    n_nodes, search_nodes       Gauss-Hermite nodes for psi: final equations / during the search
+                                (ValueError when the rule's n x n matrix would exceed 16 GiB).
     quad_nodes : int            finite P: Gauss-Hermite nodes per dimension of the per-peak
                                 readout quadrature, used for m > 3 outputs, the linear
                                 activation, or a P so large that the lattice used otherwise
@@ -374,9 +383,9 @@ def solve_sigmoid_toy(
     T = check_nonneg_float("T", T)
     t0 = _check_start("t0", t0, (k, m))
     betas = _check_anneal(anneal)
-    n_random = check_int("n_random", n_random, minimum=0)
-    n_nodes = check_int("n_nodes", n_nodes, minimum=5)
-    search_nodes = check_int("search_nodes", search_nodes, minimum=5)
+    n_random = _check_search_starts("n_random", n_random, max(k, m), copies=4)
+    n_nodes = _check_nodes("n_nodes", n_nodes, minimum=5)
+    search_nodes = _check_nodes("search_nodes", search_nodes, minimum=5)
     quad_nodes = check_int("quad_nodes", quad_nodes, minimum=2)
     tol = check_pos_float("atol", atol)
     maxiter = check_int("maxiter", maxiter, minimum=1)

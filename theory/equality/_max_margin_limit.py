@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._results import SolverStatus, Status
-from ..checks import as_rng, check_int
+from ..checks import as_rng, check_alloc, check_int
 
 __all__ = ["MaxMarginAccuracy", "SymmetricMaxMargin", "sd_max_margin_accuracy",
            "sd_symmetric_max_margin"]
@@ -103,8 +103,10 @@ def sd_symmetric_max_margin(L: int) -> SymmetricMaxMargin:
     t* = A_s⁺ A_d⁻/(A_d⁻ + A_s⁺ + A_d⁺), c⁺ = A_d⁻/(A_d⁻ + A_s⁺ + A_d⁺), c⁻ = 1 − c⁺.
     Context: seed 003 Theorem 1 / App. C.1 (max-margin, quadratic activations) and
     App. C.4 (parallel/antiparallel weights); Chizat & Bach (2020) for the max-margin limit.
+    An ``L`` whose (L,) and (2L,) arrays exceed 16 GiB raises ValueError.
     """
     L = check_int("L", L, minimum=2)
+    check_alloc(f"L={L}", 10 * L, what="the (2L,) representative units and their pieces")
     kp = math.ceil(L / 2)
     c = 1.0 / math.sqrt(2 * L)
     A_s = 2.0 * c * kp / L
@@ -172,12 +174,20 @@ def sd_max_margin_accuracy(L: int, *, n_test: int = 20000, seed: int | np.random
     same pairs (q = p) when f > 0. The orbit of the antiparallel unit has L! members; for
     L! > ``max_perms`` a fixed random subset of ``max_perms`` orderings stands in for it
     (``orbit_exact = False``). Deterministic in ``seed`` (an int, or a ``numpy.random.Generator``
-    whose stream is used as given).
+    whose stream is used as given). Sizes whose arrays exceed 16 GiB raise ValueError: the
+    C(L, ⌈L/2⌉) parallel and min(L!, ``max_perms``) antiparallel orderings (L <= ~30), the
+    (``n_test``, L) draws and a ``chunk`` of activations.
     """
     L = check_int("L", L, minimum=2)
     n = check_int("n_test", n_test, minimum=1)
     max_perms = check_int("max_perms", max_perms, minimum=1)
     chunk = check_int("chunk", chunk, minimum=1)
+    big = 2**64  # stands in for counts far beyond any memory (an L > 70 orbit; L! above it)
+    n_orbit = (math.comb(L, math.ceil(L / 2)) if L <= 70 else big) + min(
+        max_perms, math.factorial(L) if L <= 25 else big)
+    check_alloc(f"L={L} with n_test={n}, max_perms={max_perms} and chunk={chunk}",
+                L * n_orbit + 2 * n * L + 3 * min(chunk, n) * n_orbit,
+                what="the orbit units, the draws and one chunk of activations")
     rng = as_rng(seed)
     sol, plus, minus, exact = _orbits(L, rng, max_perms)
     P = rng.standard_normal((n, L))

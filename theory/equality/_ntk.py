@@ -279,6 +279,16 @@ class KernelAccuracy:
     n_test: int
 
 
+def _check_kernel_accuracy_sizes(L, d, n_test, n_seeds):
+    """ValueError (naming the sizes) when one seed's arrays would exceed 16 GiB: the training and
+    test Gram matrices with their work arrays, the pairs; or the per-seed results (Python floats,
+    ~96 bytes per seed)."""
+    check_alloc(f"L={L} with d={d} and n_test={n_test}",
+                6 * L**4 + 6 * n_test * L * L + 4 * L * L * d + 8 * n_test * d,
+                what="the training and test Gram matrices and the pairs")
+    check_alloc(f"n_seeds={n_seeds}", n_seeds, itemsize=96, what="the per-seed accuracies")
+
+
 def sd_kernel_accuracy(L: int, d: int, *, kernel: str = "ntk", n_test: int = 2000,
                        n_seeds: int = 4, ridge: float = 0.0,
                        seed: int | np.random.Generator = 0) -> KernelAccuracy:
@@ -289,12 +299,14 @@ def sd_kernel_accuracy(L: int, d: int, *, kernel: str = "ntk", n_test: int = 200
     (:func:`sd_training_pairs`) and evaluated on ``n_test`` balanced fresh-symbol pairs.
     Seed 003 App. D / Fig. 1e–f (lazy regime) [RECON: the seed shows networks, not this
     predictor]. Cost O(L⁶) per seed; keep L <= ~64 on a CPU. ``seed``: an int or a
-    ``numpy.random.Generator`` (used as given).
+    ``numpy.random.Generator`` (used as given). Sizes whose arrays exceed 16 GiB raise
+    ValueError (the L² × L² training Gram matrix: L <= ~200; the ``n_test`` × L² test one).
     """
     L = check_int("L", L, minimum=2)
     d = check_int("d", d, minimum=1)
     n_test = check_int("n_test", n_test, minimum=2)
     n_seeds = check_int("n_seeds", n_seeds, minimum=1)
+    _check_kernel_accuracy_sizes(L, d, n_test, n_seeds)
     if kernel not in _KERNELS:
         raise ValueError(f"kernel must be one of {_KERNELS}, got {kernel!r}")
     rng = as_rng(seed)
@@ -319,9 +331,13 @@ def sd_kernel_accuracy_grid(Ls, ds, *, kernel: str = "ntk", n_test: int = 2000,
                             seed: int | np.random.Generator = 0):
     """:func:`sd_kernel_accuracy` over a grid; returns ``(acc, stderr)`` arrays of shape
     (len(Ls), len(ds)). Independent random streams per grid point are spawned from ``seed`` (an
-    int: ``SeedSequence(seed).spawn``; a ``numpy.random.Generator``: ``Generator.spawn``)."""
+    int: ``SeedSequence(seed).spawn``; a ``numpy.random.Generator``: ``Generator.spawn``).
+    Sizes are bounded as in :func:`sd_kernel_accuracy` (checked for the whole grid up front)."""
     Ls = [check_int("Ls[i]", v, minimum=2) for v in np.atleast_1d(Ls).tolist()]
     ds = [check_int("ds[j]", v, minimum=1) for v in np.atleast_1d(ds).tolist()]
+    if Ls and ds:
+        _check_kernel_accuracy_sizes(max(Ls), max(ds), check_int("n_test", n_test, minimum=2),
+                                     check_int("n_seeds", n_seeds, minimum=1))
     n_points = len(Ls) * len(ds)
     if isinstance(seed, np.random.Generator):
         seeds = seed.spawn(n_points)

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 
 from .._results import SolverStatus, Status
-from ..checks import as_float_array, as_rng, check_int
+from ..checks import as_float_array, as_rng, check_alloc, check_int
 
 __all__ = [
     "EQ3_READOUT_RATIO",
@@ -98,8 +98,10 @@ def handcrafted_solution(d: int, rho: float = 1.0) -> tuple[np.ndarray, np.ndarr
         f(x) = φ(w₁⁺·x) + φ(w₂⁺·x) − ρ [φ(w₁⁻·x) + φ(w₂⁻·x)],   φ = ReLU.
 
     Returns ``(W, a)`` with W of shape (4, 2d) (rows w₁⁺, w₂⁺, w₁⁻, w₂⁻) and a = (1, 1, −ρ, −ρ).
+    A ``d`` whose arrays exceed 16 GiB raises ValueError.
     """
     d = check_int("d", d, minimum=1)
+    check_alloc(f"d={d}", 17 * d, what="the (4, 2d) weights and their pieces")
     rho = float(_pos_array("rho", rho))
     one = np.ones(d)
     W = np.stack(
@@ -277,9 +279,10 @@ def circulant_eigenpairs(d: int) -> tuple[np.ndarray, np.ndarray]:
 
     u_ℓ = (1, r^ℓ, r^{2ℓ}, …, r^{(2d−1)ℓ})/√(2d) with r = e^{iπ/d}, and λ_ℓ = r^{dℓ} = e^{iπℓ}
     = (−1)^ℓ, ℓ = 0, …, 2d − 1. Returns ``(lam, U)``: lam (2d,) real, U (2d, 2d) complex with
-    u_ℓ in column ℓ.
+    u_ℓ in column ℓ. A ``d`` whose (2d, 2d) arrays exceed 16 GiB (d > ~20000) raises ValueError.
     """
     d = check_int("d", d, minimum=1)
+    check_alloc(f"d={d}", 5 * (2 * d) ** 2, what="the complex (2d, 2d) eigenvectors and their work arrays")
     ell = np.arange(2 * d)
     k = np.arange(2 * d)
     U = np.exp(1j * np.pi * np.outer(k, ell) / d) / np.sqrt(2 * d)
@@ -435,13 +438,16 @@ def simulate_markov_walkers(
     u = v, or a < 0 and u ≠ v), else ξ = −1; accumulate b¹_u += ξ, b²_v += ξ (the update
     Δw = ξ x of Eq. C.4 with x = (z_u; z_v)). Step 5: after ``batch_size`` samples add b to ω.
     All ρ in one batch use the ω of the start of the batch (as in the seed). Vectorised over
-    units; ``seed`` is an int or a ``numpy.random.Generator`` (used as given).
+    units; ``seed`` is an int or a ``numpy.random.Generator`` (used as given). Sizes whose
+    arrays (``n_units`` × (L + batch_size)) exceed 16 GiB raise ValueError.
     """
     L = check_int("L", L, minimum=2)
     if readout_sign not in (1, -1):
         raise ValueError(f"readout_sign must be +1 or -1, got {readout_sign!r}")
     n_units = check_int("n_units", n_units, minimum=1)
     N = check_int("batch_size", batch_size, minimum=1)
+    check_alloc(f"n_units={n_units} with L={L} and batch_size={N}", n_units * (8 * L + 14 * N),
+                what="the walker states and one batch's draws")
     steps = check_int("steps", steps, minimum=1)
     rng = as_rng(seed)
     w1 = np.zeros((n_units, L), dtype=np.int64)

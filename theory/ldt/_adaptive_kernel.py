@@ -29,8 +29,8 @@ import numpy as np
 from scipy import optimize, special
 
 from .._results import SolverStatus, Status, grid_status, raise_if_failed
-from ..checks import as_float_array, check_int, check_pos_float, renamed_option
-from ._erf import ldt_two_layer_erf
+from ..checks import as_float_array, check_pos_float, renamed_option
+from ._erf import _check_root_maxiter, ldt_two_layer_erf
 from ._erf_model import ErfModel, outlier_threshold
 
 __all__ = ["AKResult", "ak_two_layer_erf", "ak_sample_complexity"]
@@ -86,7 +86,7 @@ def ak_two_layer_erf(
     ``1/(sup V + kappa/P) <= t <= 1/(<V>_0 + kappa/P)``, found by Brent's method in ``log t``.
 
     ``rtol`` (default 1e-12) is the tolerance on ``log t`` (relative on ``t``; ``xtol`` is its
-    deprecated spelling), ``maxiter`` the Brent budget per P, ``throw`` raises
+    deprecated spelling), ``maxiter`` the Brent budget per P (<= 10**7), ``throw`` raises
     :class:`~richlazy.theory.SolverError` on failure.  Status per P: MAX_ITERATIONS when Brent
     ran out of iterations, NUMERICAL_FAILURE when the closure residual exceeds 1e-8.
     """
@@ -98,7 +98,7 @@ def ak_two_layer_erf(
                   points_per_width=points_per_width)
     kappa = check_pos_float("kappa", kappa)
     rtol = check_pos_float("rtol", rtol)
-    maxiter = check_int("maxiter", maxiter, minimum=1)
+    maxiter = _check_root_maxiter(maxiter)
     scale = pr.scale
     g_inf = pr.g_inf
     V0 = scale * pr.moments(0.0)[1]

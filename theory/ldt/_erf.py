@@ -158,6 +158,19 @@ class LDTResult(SolverStatus):
     statuses: np.ndarray | None = None
 
 
+MAX_ROOT_ITER = 10**7  # bound on the root finders' maxiter (scipy's brentq takes a C int)
+_MAX_DPS = 10**5  # bound on log_z1_reference's mpmath precision
+
+
+def _check_root_maxiter(maxiter) -> int:
+    """``maxiter`` of a Brent / Newton root finder: an int in [1, MAX_ROOT_ITER]."""
+    maxiter = check_int("maxiter", maxiter, minimum=1)
+    if maxiter > MAX_ROOT_ITER:
+        raise ValueError(f"maxiter must be <= {MAX_ROOT_ITER} (the root finder's iteration budget; "
+                         f"it converges in far fewer), got {maxiter}")
+    return maxiter
+
+
 def _solve_t(pr: ErfModel, alpha: float, rtol: float, maxiter: int):
     """Root of F(t) = (t sigma_a^2/chi) E_t[g] - alpha (monotone increasing in t) by Brent's
     method in ``log t`` (``rtol``: tolerance on ``log t``, i.e. relative on ``t``).  Returns
@@ -315,7 +328,7 @@ def ldt_two_layer_erf(
     rtol : float, default 1e-12
         Relative tolerance on ``t*`` (absolute on ``log t*``).
     maxiter : int
-        Iteration budget of the root finder per alpha.
+        Iteration budget of the root finder per alpha (<= 10**7; it converges in far fewer).
     throw : bool
         Raise :class:`~richlazy.theory.SolverError` when some alpha did not converge.
     xtol : float, optional
@@ -338,7 +351,7 @@ def ldt_two_layer_erf(
         k = k_factor_two_layer_erf(pr.sigma_w2, pr.sigma_a2, chi=pr.chi)
     k = check_pos_float("k", k)
     rtol = check_pos_float("rtol", rtol)
-    maxiter = check_int("maxiter", maxiter, minimum=1)
+    maxiter = _check_root_maxiter(maxiter)
     thr = outlier_threshold(pr.d, sigma_w2=pr.sigma_w2, n_sigma=n_sigma)
     prior_tail = float(special.erfc(n_sigma / math.sqrt(2.0)))
     shape = a.shape
@@ -450,12 +463,15 @@ def log_z1_reference(
 ) -> tuple[float, float]:
     """mpmath reference for ``(log Z_1(tau), E_{p_t}[g])`` (eq. 39) by adaptive high-precision
     quadrature, with break points at the Gaussian bulk and at the maximum of the exponent.
-    Slow; for tests and benchmarks."""
+    Slow; for tests and benchmarks. ``dps`` (mpmath's decimal digits) is at most 10**5."""
     d = check_int("d", d, minimum=2)
     sigma_w2 = check_pos_float("sigma_w2", sigma_w2)
     tau = check_nonneg_float("tau", tau)
     degree = check_int("degree", degree, minimum=1)
     dps = check_int("dps", dps, minimum=1)
+    if dps > _MAX_DPS:
+        raise ValueError(f"dps must be <= {_MAX_DPS} (mpmath's working precision in decimal digits; "
+                         f"the quadrature's cost grows faster than dps^2), got {dps}")
     c2 = erf_hermite_coefficient_sq(degree)
     with mpmath.workdps(dps):
         prec = mpmath.mpf(d) / sigma_w2

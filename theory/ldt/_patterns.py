@@ -367,6 +367,9 @@ def _relu_derivative_means(q: float, n_max: int) -> np.ndarray:
     return out
 
 
+_MAX_MEHLER_ORDER = 170  # largest n with a finite float64 n!
+
+
 def mehler_coefficients(activation, q, n_max: int, *, n_nodes: int = 200) -> np.ndarray:
     """Coefficients b_n of ``K(x,x') = sum_n b_n Q(x,x')^n`` for jointly Gaussian pre-activations
     with equal variances ``Q(x,x) = Q(x',x') = q`` (Price/Mehler expansion, eq. 73) [RECON,
@@ -376,10 +379,14 @@ def mehler_coefficients(activation, q, n_max: int, *, n_nodes: int = 200) -> np.
 
     ``activation``: ``"erf"`` and ``"relu"`` use closed forms; a callable uses Gauss-Hermite with
     ``E sigma^{(n)}(u) = q^{-n/2} E[sigma(u) He_n(u/sqrt q)]`` (Stein).  Returns shape
-    ``(n_max + 1,)``.
+    ``(n_max + 1,)``. ``n_max`` must be <= 170 (n! is a float64); for a callable, an ``n_nodes``
+    whose Gauss-Hermite companion matrix exceeds 16 GiB raises ValueError.
     """
     q = check_pos_float("q", q)
     n_max = check_int("n_max", n_max, minimum=0)
+    if n_max > _MAX_MEHLER_ORDER:
+        raise ValueError(f"n_max must be <= {_MAX_MEHLER_ORDER} (b_n divides by n!, which must be a "
+                         f"finite float64), got {n_max}")
     n_nodes = check_int("n_nodes", n_nodes, minimum=1)
     if activation == "erf":
         m = np.array([float(erf_derivative_gaussian_mean(n, q)) for n in range(n_max + 1)])
@@ -387,6 +394,8 @@ def mehler_coefficients(activation, q, n_max: int, *, n_nodes: int = 200) -> np.
         m = _relu_derivative_means(q, n_max)
     elif callable(activation):
         n_nodes = check_int("n_nodes", n_nodes, minimum=n_max + 2)
+        check_alloc(f"n_nodes={n_nodes}", 3 * n_nodes * n_nodes,
+                    what="the Gauss-Hermite companion matrix and its eigenvectors")
         z, wz = np.polynomial.hermite_e.hermegauss(n_nodes)
         wz = wz / math.sqrt(2 * math.pi)
         s = np.asarray(activation(math.sqrt(q) * z), dtype=float)
@@ -401,7 +410,8 @@ def mehler_coefficients(activation, q, n_max: int, *, n_nodes: int = 200) -> np.
 
 
 def mehler_kernel(Q, q, activation, n_max: int) -> np.ndarray:
-    """Truncated expansion ``sum_{n<=n_max} b_n Q^n`` (eq. 73) at covariances ``Q`` (|Q| <= q)."""
+    """Truncated expansion ``sum_{n<=n_max} b_n Q^n`` (eq. 73) at covariances ``Q`` (|Q| <= q);
+    ``n_max <= 170`` as in :func:`mehler_coefficients`."""
     Q = as_float_array("Q", Q)
     q = check_pos_float("q", q)
     if np.any(np.abs(Q) > q * (1 + 1e-12)):

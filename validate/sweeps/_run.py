@@ -169,9 +169,15 @@ def check_seed(seed, name: str = "seed") -> int:
     return seed
 
 
+MAX_REPLICATES = 10**6  # most replicates per grid point one sweep accepts
+
+
 def _check_seeds(seeds) -> list[int]:
     if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
         n = check_int("seeds", seeds, minimum=1)
+        if n > MAX_REPLICATES:
+            raise ValueError(f"seeds must be <= {MAX_REPLICATES} replicates per grid point (each is "
+                             f"a task with its own row), got {n}")
         return list(range(n))
     try:
         reps = [check_int("seeds", s, minimum=0) for s in seeds]
@@ -231,7 +237,7 @@ def sweep(
         the Cartesian product is run; parameters not in the grid take their defaults. Checked
         before anything runs (unknown key, empty list, wrong type, out of range, repeats).
     seeds : int or list of int
-        replicates per point (int n -> 0..n-1) or the replicate indices to run.
+        replicates per point (int n -> 0..n-1, n <= 10**6) or the replicate indices to run.
     out : folder or None
         where rows, checkpoints, the table (CSV and Parquet) and figures go. A rerun with the same
         folder skips finished tasks (failed ones run again) and a task restarts from its own
