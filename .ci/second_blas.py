@@ -19,6 +19,8 @@ _SECOND = {"skylakex": "Haswell", "cooperlake": "Haswell", "sapphirerapids": "Ha
            "zen": "Haswell", "haswell": "SandyBridge", "sandybridge": "Nehalem",
            "neoversen1": "ARMV8", "neoversev1": "ARMV8", "neoversen2": "ARMV8",
            "armv8": "CortexA57"}
+# otherwise, by machine: the baseline families every CPU of that machine type runs
+_FALLBACK = {"x86_64": "Haswell", "aarch64": "ARMV8"}
 _PROBE = ("import json, numpy, scipy.linalg, threadpoolctl; print(json.dumps(["
           "d['architecture'] for d in threadpoolctl.threadpool_info() "
           "if d['internal_api'] == 'openblas']))")
@@ -35,8 +37,8 @@ def main(argv):
     default = _architectures(env)
     if not default:
         sys.exit("second_blas: numpy/scipy do not use OpenBLAS here; nothing to switch")
-    second = _SECOND.get(default[0].lower())
-    if second is None:
+    second = _SECOND.get(default[0].lower()) or _FALLBACK.get(platform.machine())
+    if second is None or second.lower() == default[0].lower():
         sys.exit(f"second_blas: no second kernel known for {default[0]} ({platform.machine()})")
     env["OPENBLAS_CORETYPE"] = second
     got = _architectures(env)
