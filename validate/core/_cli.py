@@ -78,12 +78,13 @@ def _positive_number(what: str):
 _positive_float = _positive_number("a positive number of seconds")
 
 
-MAX_SEED = 2**63 - 1  # a sweep's table stores seeds as 64-bit signed integers (Parquet int64)
 WORKERS_PER_CORE = 4  # --workers beyond this many per usable core only thrashes (420 MB each)
 SCHEDULER_TIMEOUT_S = 10.0
 
 
 def _seed(text: str) -> int:
+    from ..sweeps._run import MAX_SEED  # the one bound: a sweep table's int64 seed column
+
     what = f"an integer from 0 to {MAX_SEED} (2**63 - 1)"
     value = _int_at_least(0, what)(text)
     if value > MAX_SEED:
@@ -91,7 +92,6 @@ def _seed(text: str) -> int:
     return value
 
 
-_SEED = _seed
 _THREADS = _int_at_least(1, "a positive integer")
 
 
@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch device for the simulations (auto = CUDA when available)")
     v.add_argument("--out", metavar="DIR", default="richlazy-report",
                    help="report folder (report.json, report.md, figures/; default richlazy-report)")
-    v.add_argument("--seed", type=_SEED, default=0, metavar="N",
+    v.add_argument("--seed", type=_seed, default=0, metavar="N",
                    help="base seed of every case, 0 to 2**63 - 1 (default 0)")
     v.add_argument("--threads", type=_THREADS, default=1, metavar="N",
                    help="CPU threads per case for torch and for BLAS/OpenMP (numpy, scipy) "
@@ -271,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--out", metavar="DIR", default=None,
                    help="sweep folder (default richlazy-sweep-NAME); rerun to resume")
     w.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    w.add_argument("--seed", type=_SEED, default=0, metavar="N",
+    w.add_argument("--seed", type=_seed, default=0, metavar="N",
                    help="base seed, 0 to 2**63 - 1 (default 0)")
     w.add_argument("--threads", type=_THREADS, default=1, metavar="N",
                    help="CPU threads per task for torch and BLAS (default 1)")
