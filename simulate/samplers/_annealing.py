@@ -19,8 +19,9 @@ member i of population g. Every population starts from the caller's draw of ``p_
    member i of the new population is the old member ``a_i = min{j : sum_{l<=j} W_l > (u+i)/R}``
    (every member gets ``floor(R W_j)`` or ``ceil(R W_j)`` copies); its family (the index of its
    ancestor in the initial population) is inherited;
-4. ``n_moves`` exact transitions (:func:`hmc_step` or :func:`mala_step`) of every row at its
-   population's new weight, after :func:`mcmc_refresh` (resampling moved positions between rows).
+4. ``n_moves`` exact transitions (:func:`hmc_step` or :func:`mala_step`, or the caller's
+   ``kernel``) of every row at its population's new weight, after :func:`mcmc_refresh`
+   (resampling moved positions between rows).
 
 A population that has reached ``beta_target`` is neither reweighted nor resampled again; its
 rows keep moving at ``beta_target`` (transitions that leave the target invariant) while the
@@ -118,6 +119,8 @@ class _Config:
     target_accept: float
     adapt_step_size: bool
     max_stages: int
+    kernel: object = None
+    kernel_label: str | None = None
 
 
 @dataclass
@@ -166,12 +169,22 @@ def _check_args(theta, potential, generator, kw) -> _Config:
     ta = _check_target_accept(ta if ta is not None else (0.8 if method == "hmc" else 0.574))
     if not isinstance(kw["adapt_step_size"], bool):
         raise TypeError(f"adapt_step_size must be a bool, got {kw['adapt_step_size']!r}")
+    kernel, label = kw["kernel"], kw["kernel_label"]
+    if kernel is not None and not callable(kernel):
+        raise TypeError(f"kernel must be None or callable (state, generator) -> (state, info), got "
+                        f"{type(kernel).__name__}")
+    if kernel is not None and not (isinstance(label, str) and label):
+        raise ValueError(f"kernel_label must name the kernel (a non-empty str: it enters the "
+                         f"checkpoint's configuration) when kernel is given, got {label!r}")
+    if kernel is None and label is not None:
+        raise ValueError(f"kernel_label is only used with kernel, got kernel_label={label!r}")
     if not isinstance(kw["progress"], bool):
         raise TypeError(f"progress must be a bool, got {kw['progress']!r}")
     return _Config(G=G, R=E // G, beta_start=b0, beta_target=b1, ess_min=ess_min,
                    n_moves=check_count("n_moves", kw["n_moves"], minimum=1), method=method,
                    n_leapfrog=nl, target_accept=ta, adapt_step_size=kw["adapt_step_size"],
-                   max_stages=check_count("max_stages", kw["max_stages"], minimum=1))
+                   max_stages=check_count("max_stages", kw["max_stages"], minimum=1),
+                   kernel=kernel, kernel_label=label)
 
 
 def _checkpoint_file(path):
@@ -258,7 +271,9 @@ def _moves(state, potential, generator, cfg: _Config):
     """``n_moves`` transitions of every row; returns the state and the (G,) mean acceptance."""
     acc = torch.zeros(state.theta.shape[0], dtype=torch.float64, device=state.theta.device)
     for _ in range(cfg.n_moves):
-        if cfg.method == "hmc":
+        if cfg.kernel is not None:
+            state, info = cfg.kernel(state, generator)
+        elif cfg.method == "hmc":
             state, info = hmc_step(state, potential, generator=generator, n_leapfrog=cfg.n_leapfrog,
                                    target_accept=cfg.target_accept)
         else:
@@ -295,7 +310,7 @@ def _digest(t) -> str:
 
 
 def _config_json(cfg: _Config, state: MCMCState) -> str:
-    d = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__ if k != "max_stages"}
+    d = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__ if k not in ("max_stages", "kernel")}
     d.update(kind="population_annealing", theta=_digest(state.theta), dtype=str(state.theta.dtype),
              step_size=_digest(state.step_size), precond=_digest(state.precond))
     return json.dumps(d, sort_keys=True)
@@ -390,7 +405,8 @@ def population_annealing(theta: torch.Tensor, potential, *, generator: torch.Gen
                          ess_min: float = 0.5, n_moves: int = 10, method: str = "hmc",
                          step_size=0.1, n_leapfrog: int | None = None, precond=None,
                          target_accept: float | None = None, adapt_step_size: bool = True,
-                         max_stages: int = 1000, checkpoint_path=None, progress: bool = False,
+                         max_stages: int = 1000, kernel=None, kernel_label: str | None = None,
+                         checkpoint_path=None, progress: bool = False,
                          desc: str = "annealing") -> AnnealingRun:
     """Population annealing of ``p_beta ∝ exp(-beta loss - prior)`` from ``beta_start`` to
     ``beta_target`` (stage rules in the module doc): per stage and population, the next beta
@@ -416,6 +432,12 @@ def population_annealing(theta: torch.Tensor, potential, *, generator: torch.Gen
     target_accept : acceptance the between-stage step-size update aims at (default 0.8 for HMC,
         0.574 for MALA);  adapt_step_size : update step sizes between stages (default True).
     max_stages : stop (status "max_stages", not an exception) after this many stages.
+    kernel : optional transition ``(state, generator) -> (state, info)`` used for the moves
+        instead of ``method``: it must leave every row's tempered law at ``state.beta`` (the (E,)
+        per-row weight) invariant - e.g. a blocked-Gibbs step with an exact readout draw at
+        ``state.beta`` and an HMC move of the other block - and return ``info["accept_prob"]``
+        (E,). ``state.step_size`` is still adapted between stages. kernel_label : a name for it
+        (required with kernel; stored in the checkpoint's configuration).
     checkpoint_path : file written atomically after every stage (checksummed, weights-only); an
         existing one resumes the run bit for bit; a damaged one is moved aside with a
         :class:`CheckpointDiscardedWarning`; one of another configuration raises ValueError.
@@ -424,7 +446,7 @@ def population_annealing(theta: torch.Tensor, potential, *, generator: torch.Gen
     kw = dict(n_populations=n_populations, beta_start=beta_start, beta_target=beta_target,
               ess_min=ess_min, method=method, n_leapfrog=n_leapfrog, target_accept=target_accept,
               adapt_step_size=adapt_step_size, n_moves=n_moves, max_stages=max_stages,
-              progress=progress)
+              kernel=kernel, kernel_label=kernel_label, progress=progress)
     cfg = _check_args(theta, potential, generator, kw)
     path = _checkpoint_file(checkpoint_path)
     b_init = cfg.beta_start if cfg.beta_start > 0 else cfg.beta_target

@@ -358,3 +358,30 @@ def test_mala_runs_and_estimates_are_consistent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         annealing_diagnostics(run, run.theta)
+
+
+def test_caller_kernel_replaces_the_moves_and_enters_the_checkpoint(tmp_path):
+    """A caller's kernel is what moves the rows: the built-in HMC written as a kernel gives the
+    same run bit for bit, every stage calls it n_moves times at the rows' own weights, and a
+    checkpoint written with one kernel label is not resumed under another."""
+    pot = _blr()
+    calls, betas = [], []
+
+    def kernel(state, g):
+        calls.append(1)
+        betas.append(state.beta.clone())
+        return hmc_step(state, pot, generator=g, n_leapfrog=3, target_accept=0.8)
+
+    ref = _small(pot)
+    run = _small(pot, kernel=kernel, kernel_label="hmc-3")
+    _same(run, ref)
+    assert len(calls) == 3 * run.n_stages
+    assert all(torch.is_tensor(b) and b.shape == (40,) for b in betas)
+    ck = tmp_path / "k.ck"
+    _small(pot, ck, kernel=kernel, kernel_label="hmc-3", max_stages=1)
+    with pytest.raises(ValueError, match="configuration"):
+        _small(pot, ck, kernel=kernel, kernel_label="another kernel")
+    for kw, exc in ((dict(kernel="hmc", kernel_label="x"), TypeError),
+                    (dict(kernel=kernel), ValueError), (dict(kernel_label="x"), ValueError)):
+        with pytest.raises(exc, match="kernel"):
+            _small(pot, **kw)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.validate.cases.coding._sigmoid import code_fraction_quantities
-from richlazy.validate.cases.coding._temperature import _outside_fraction, _threshold_free
+from richlazy.validate.cases.coding._temperature import _ABOVE, _outside_fraction, _threshold_free
 
 RHO = np.array([0.5, 0.25, 0.25])
 N, S, E = 100, 40, 4
@@ -30,16 +30,17 @@ def test_threshold_free_quantities_pass_on_the_theory_and_fail_off_it(single):
     rng = np.random.default_rng(0)
     out = single.mean_output_classes
     assert np.max(np.abs(out - (toy_class_targets(3, y_minus=0.5) - 0.15 * single.t))) < 1e-12
-    qs = _threshold_free(single, *_samples(single, rng), N, "note", "T: ")
+    qs = _threshold_free(single, *_samples(single, rng), N, "note", "T: ", _ABOVE)
     assert len(qs) == 12 and all(q.passed for q in qs)
+    assert all(q.ergodicity == "mixing" and q.ergodicity_reason for q in qs)
     assert all(q.rhat is not None and q.rhat < 1.05 for q in qs)
     # a constraint missing T t (the T = 0 targets) is far outside the tolerance
     wrong = _threshold_free(single, *_samples(single, rng, shift_out=0.15 * single.t), N, "note",
-                            "T: ")
+                            "T: ", _ABOVE)
     big = np.abs(0.15 * single.t).ravel() > 0.05  # T t well above the 3/N tolerance
     assert big.sum() >= 4
     assert not any(q.passed for q, b in zip(wrong[:9], big, strict=True) if b)
-    off_a = _threshold_free(single, *_samples(single, rng, shift_a=0.1), N, "note", "T: ")
+    off_a = _threshold_free(single, *_samples(single, rng, shift_a=0.1), N, "note", "T: ", _ABOVE)
     assert all(q.passed for q in off_a[:9]) and not any(q.passed for q in off_a[9:])
 
 
@@ -67,5 +68,5 @@ def test_fraction_outside_the_infinite_P_codes_against_the_finite_P_theory(singl
     for frac, ok in ((outside, True), (0.15, False)):
         k = keys.copy()
         k[rng.random((S, E, N)) < frac] = 3  # 1-1-0
-        q = _outside_fraction(single, fin, k, N, "note", "T: ")
+        q = _outside_fraction(single, fin, k, N, "note", "T: ", _ABOVE)
         assert q.theory == pytest.approx(outside) and bool(q.passed) == ok

@@ -39,7 +39,13 @@ from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...stats import chain_diagnostics, mean_se
-from ._deep_theory import layer_code_keys, theory_class_codes, theory_quantities
+from ._deep_theory import (
+    FEATURE_FROZEN,
+    LOWER_MIXING,
+    layer_code_keys,
+    theory_class_codes,
+    theory_quantities,
+)
 from ._persistence import _curve, _origin_series, _se, lagged_persistence
 
 __all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "deep_toy_setup", "mixing_value", "layer_code_keys",
@@ -202,7 +208,8 @@ def _deep_case(ctx, sizes, sizes_name):
     qs.append(compare(f"feature layer {L}: code persistence at lag {lag_steps} steps", 1.0, top["p"],
                       stderr=top["se"], kind="abs", tol=4 * top["se"] + 3.0 / N, mixing=top["mx"],
                       note=f"theory: frozen feature-layer codes (MT, Fig. 5; barriers O(P), notes §4.3); "
-                           f"mixing value would be {top['mix']:.3f}; " + tol_note))
+                           f"mixing value would be {top['mix']:.3f}; " + tol_note,
+                      ergodicity="frozen", reason=FEATURE_FROZEN))
     excess = float(low["excess"].mean())
     se_x = max(low["se"], float(mean_se(low["excess"])[1]))
     qs.append(compare(f"layer 1: code persistence at lag {lag_steps} steps minus the chain's mixing value",
@@ -210,7 +217,8 @@ def _deep_case(ctx, sizes, sizes_name):
                       note="theory: lower-layer neurons switch codes (MT, Fig. 5), so a chain's persistence "
                            "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
                            "distribution over the second half of the run (per chain, because each chain "
-                           "keeps its own frozen feature-layer codes); " + tol_note))
+                           "keeps its own frozen feature-layer codes); " + tol_note,
+                      ergodicity="mixing", reason=LOWER_MIXING))
     q_th, note_th = theory_quantities(ctx, task, run, N, L, quad_nodes=cfg.get("quad_nodes", 6),
                                       size_path=cfg.get("size_path"))
     qs += q_th

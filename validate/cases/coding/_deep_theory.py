@@ -36,6 +36,11 @@ from ...stats import mean_se
 __all__ = ["layer_code_keys", "theory_class_codes", "theory_quantities"]
 
 _FRAC_TOL = "abs tolerance 3/N + 4 SE; SE = max(binomial over E*N neurons, chain spread)"
+#: ergodicity classes (compare(..., ergodicity=, reason=)) of the compared quantities
+FEATURE_FROZEN = ("feature-layer codes freeze below T_c (barriers O(P); MT Fig. 5, notes §4.3): the value "
+                  "depends on the metastable state each network froze into")
+LOWER_MIXING = ("lower-layer neurons switch codes during sampling (MT Fig. 5), so the chains explore "
+                "the layer's code distribution and kernel")
 _REL_TOL = ("rel tolerance 0.2 + 3/N + 4 SE, as for the fluctuation-free theory in coding/real-images "
             "(z|a fluctuations of the feature layer neglected, P -> infinity); SE from chain means")
 
@@ -118,14 +123,16 @@ def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6, size_path=None):
     return qs, notes
 
 
-def _fraction(name, theory, keys, k, N, note):
-    """Compare the fraction of neurons with code key k (keys (S, E, N)) with ``theory``."""
+def _fraction(name, theory, keys, k, N, note, *, frozen):
+    """Compare the fraction of neurons with code key k (keys (S, E, N)) with ``theory``; a
+    feature-layer fraction (``frozen``) is declared frozen, a lower layer's mixing."""
     E = keys.shape[1]
     per_step = (keys == k).mean(axis=2)  # (S, E)
     f = float(per_step.mean())
     se = max(math.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_step.mean(0))[1]))
     return compare(name, float(theory), f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, mixing=per_step,
-                   note=note)
+                   note=note, ergodicity="frozen" if frozen else "mixing",
+                   reason=FEATURE_FROZEN if frozen else LOWER_MIXING)
 
 
 def _feature_layer(sol, keys_t, run, labels, N, tag, how):
@@ -139,7 +146,8 @@ def _feature_layer(sol, keys_t, run, labels, N, tag, how):
     qs = []
     for k, P_g, a_g in zip(keys, P_th, a_th, strict=True):
         lab = code_label([(k >> j) & 1 for j in range(m)])
-        qs.append(_fraction(f"feature layer: fraction in code {lab} {tag}", P_g, keys_t, k, N, frac_note))
+        qs.append(_fraction(f"feature layer: fraction in code {lab} {tag}", P_g, keys_t, k, N, frac_note,
+                            frozen=True))
         sel = keys_t == k  # (S, E, N)
         cnt = sel.sum(axis=2)  # (S, E)
         full = np.all(cnt > 0, axis=0)  # chains with neurons in the code at every sample
@@ -147,7 +155,8 @@ def _feature_layer(sol, keys_t, run, labels, N, tag, how):
             name = f"feature layer: readout a_{lab}^{r} {tag}"
             if not sel.any():
                 qs.append(compare(name, float(a_g[r]), float("nan"), kind="rel", tol=0.2,
-                                  note=read_note + " (no neuron sampled in this code)"))
+                                  note=read_note + " (no neuron sampled in this code)",
+                                  ergodicity="frozen", reason=FEATURE_FROZEN))
                 continue
             series = np.where(cnt > 0, (A[..., r] * sel).sum(axis=2) / np.maximum(cnt, 1), np.nan)
             chain_means = np.array([A[:, e, :, r][sel[:, e]].mean() for e in range(E) if sel[:, e].any()])
@@ -160,7 +169,8 @@ def _feature_layer(sol, keys_t, run, labels, N, tag, how):
                               mixing=series[:, full] if full.sum() >= 2 else None,
                               note=read_note + ("" if full.sum() >= 2 else
                                                 "; fewer than 2 chains hold this code throughout, "
-                                                "so no chain diagnostics")))
+                                                "so no chain diagnostics"),
+                              ergodicity="frozen", reason=FEATURE_FROZEN))
     return qs
 
 
@@ -200,14 +210,15 @@ def _lower_layer(l, K_theory, code_fractions, K_sampled, run, labels, N, tag, L,
         se = max(float(mean_se(chain)[1]), 1e-12)
         th = float(predicted[name])
         qs.append(compare(f"layer {l}: K_{l} {name} {tag}", th, float(chain.mean()), stderr=se, kind="rel",
-                          tol=0.2 + 3.0 / N + 4 * se / max(abs(th), 1e-12), mixing=series, note=k_note))
+                          tol=0.2 + 3.0 / N + 4 * se / max(abs(th), 1e-12), mixing=series, note=k_note,
+                          ergodicity="mixing", reason=LOWER_MIXING))
     keys = layer_code_keys(run.samples[f"layer{l}"].double().numpy())  # (S, E, N)
     f_note = (f"theory: layer-{l} code fractions {where} (a neuron's class means of phi over the n_c "
               f"inputs of each class, thresholded at 1/2); {_FRAC_TOL}")
     for k in range(1 << m):
         lab = code_label([(k >> j) & 1 for j in range(m)])
         qs.append(_fraction(f"layer {l}: fraction in code {lab} {tag}", code_fractions[k], keys, k, N,
-                            f_note))
+                            f_note, frozen=False))
     return qs
 
 

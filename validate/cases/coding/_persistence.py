@@ -36,7 +36,7 @@ from richlazy.theory import (
     toy_class_targets,
 )
 
-from ...core._compare import compare
+from ...core._compare import Equilibration, compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...stats import chain_diagnostics, mean_se, worst_mixing
@@ -45,7 +45,8 @@ from ._relu import _run_seeded
 PERSISTENCE_SIZES = {
     "quick": dict(
         N=50, P=50, N0=60,
-        linear=dict(n_chains=8, T=0.05, dt=0.02, n_steps=120_000, burn_in=10_000, thin=500, y_minus=0.0),
+        linear=dict(n_chains=8, T=0.05, dt=0.02, n_steps=6_000, burn_in=1_000, thin=25, y_minus=0.0,
+                    sampler="gibbs-exact"),
         sigmoid=dict(n_chains=4, T=0.002, dt=0.02, n_steps=48_000, burn_in=16_000, thin=200,
                      anneal_from=0.01, anneal_steps=12_000, y_minus=0.4),
         relu=dict(n_chains=4, T=0.01, dt=0.01, n_steps=48_000, burn_in=16_000, thin=200, y_minus=-0.5,
@@ -130,12 +131,34 @@ def _curve(keys, n_lags=12):
     return lags, np.array([lagged_persistence(keys, int(l)).mean() for l in lags])
 
 
+def _lag_note(cfg, lag_steps) -> str:
+    """What the lag of the linear arm is, in the units of its sampler."""
+    if cfg.get("sampler", "ula") == "gibbs-exact":
+        return (f"the lag is {lag_steps} exact blocked-Gibbs sweeps (every layer drawn from its "
+                "exact Gaussian conditional, plus neuron-scale moves); ")
+    return (f"the lag is {lag_steps * cfg['T'] * cfg['dt']:.1f} relaxation times 1/(T dt) of the "
+            "first-layer weights (ULA); ")
+
+
 def _se(per_chain, n_units):
     p = float(per_chain.mean())
     binom = math.sqrt(max(p * (1 - p), 1.0 / n_units) / n_units)
     spread = float(mean_se(per_chain)[1]) if len(per_chain) > 1 else 0.0
     return p, max(binom, spread)
 
+
+#: ergodicity classes (compare(..., ergodicity=, reason=)) of the compared persistences
+_LINEAR = dict(ergodicity="mixing", reason="a linear neuron's readout law is one Gaussian N(0, U) "
+               "(notes §3.1): no barrier, the chains explore every sign pattern")
+_SIGMOID = dict(ergodicity="frozen", reason="codes freeze (barriers O(P), notes §4.3), and how many "
+                "neurons flicker at a code border depends on the state each chain froze into",
+                equilibration=Equilibration(False, (
+                    "no certified equilibrium states: the chains start from an annealed prior draw; "
+                    "population annealing and exact code moves did not equilibrate the codes within "
+                    "the quick budget (docs/report_format.md)")))
+_RELU = dict(ergodicity="mixing", reason="outlier identities freeze, but the persistence is the same "
+             "in every permutation of the outlier roles, the only states of non-negligible weight (a "
+             "split outlier costs exp(-P (1 - rho_c) log 2), notes §5.2)")
 
 #: random stream of each ensemble (ctx.child_seed(k)); stream 0 draws the toy inputs
 _STREAMS = {"linear": 1, "sigmoid": 2, "relu": 3}
@@ -162,7 +185,7 @@ def _run(ctx, name, activation, cfg, N, P, N0):
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
         seed=ctx.child_seed(_STREAMS[name]), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / f"{name}.pt", progress=ctx.progress,
-        desc=f"coding/persistence {name}",
+        desc=f"coding/persistence {name}", sampler=cfg.get("sampler", "ula"),
         anneal_from=cfg.get("anneal_from"), anneal_steps=cfg.get("anneal_steps", 0),
     )
     return task, run, run.samples["A"].double().cpu().numpy()  # (S, E, N, m)
@@ -198,9 +221,8 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     lag_steps = lag * c["thin"]
     qs.append(compare(f"linear: sign-pattern persistence at lag {lag_steps} steps", mix_lin, p_lin,
                       stderr=se_lin, kind="abs", tol=4 * se_lin + 3.0 / N, mixing=mx_lin,
-                      note="theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); the lag "
-                           f"is {lag_steps * c['T'] * c['dt']:.1f} relaxation times 1/(T dt) of the "
-                           "first-layer weights; " + tol_note))
+                      note="theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); "
+                           + _lag_note(c, lag_steps) + tol_note, **_LINEAR))
     curves["linear"] = (_curve(keys), c["thin"], mix_lin)
 
     # ---- sigmoid: codes persist
@@ -217,14 +239,14 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     qs.append(compare(f"sigmoid: sign-pattern persistence at lag {lag_steps} steps", 1.0, p_sig,
                       stderr=se_sig, kind="abs", tol=4 * se_sig + 3.0 / N, mixing=mx_sig,
                       note=f"theory: frozen codes (barriers O(P)); mixing value would be "
-                           f"sum_gamma P_gamma^2 = {mix_sig:.3f}; " + tol_note))
+                           f"sum_gamma P_gamma^2 = {mix_sig:.3f}; " + tol_note, **_SIGMOID))
     diff = p_sig - p_lin
     se_d = math.hypot(se_sig, se_lin)
     # a difference of two independent ensembles (different lengths): the worse diagnostics
     qs.append(compare("sigmoid minus linear persistence (symmetry breaking vs mixing)", 0.0, diff,
                       stderr=se_d, kind="gt", tol=10.0, mixing=worst_mixing(mx_sig, mx_lin),
                       note="trend claim: the sigmoid codes persist far above the linear mixing value; "
-                           "must exceed 10 SE"))
+                           "must exceed 10 SE", **_SIGMOID))
     curves["sigmoid"] = (_curve(keys), c["thin"], mix_sig)
 
     # ---- ReLU: outlier identity persists
@@ -243,7 +265,7 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
                       p_relu, stderr=se_relu, kind="abs", tol=4 * se_relu + 3.0 / N,
                       mixing=_origin_series(hits),
                       note=f"theory: {k} frozen outliers (readouts O(sqrt N)); exchangeable roles would give "
-                           f"k/N = {k / N:.3f}; " + tol_note))
+                           f"k/N = {k / N:.3f}; " + tol_note, **_RELU))
     srt = np.sort(norms, axis=-1)
     gap = float(np.median(srt[..., -k] / srt[..., -k - 1]))
     notes.append(f"ReLU: median ratio of the k-th to the (k+1)-th largest readout norm {gap:.2f} "
@@ -262,7 +284,7 @@ def _figure(ctx, curves, relu):
             ax.plot(lags * thin, pers, "o-", color=f"C{i}", ms=3, label=f"{name}: sign-pattern persistence")
             ax.axhline(mix, color=f"C{i}", ls=":", lw=1, label=f"{name}: mixing value")
         ax.axhline(relu[0], color="C2", ls="--", lw=1.2, label="ReLU: outlier identity (longest lag)")
-        ax.set_xlabel("lag (Langevin steps)")
+        ax.set_xlabel("lag (sampler steps)")
         ax.set_ylabel("fraction of neurons keeping their code")
         ax.set_ylim(0, 1.05)
         ax.legend(frameon=False, fontsize=7)

@@ -59,6 +59,17 @@ __all__ = ["OUTLIER_THRESHOLD", "chain_se", "outlier_summary", "relu_sampled_com
 
 #: outlier detection threshold in units of sqrt(N) (readout norm and coded-class activation)
 OUTLIER_THRESHOLD = 0.25
+#: ergodicity classes (compare(..., ergodicity=, reason=)). Outlier identities freeze (notes §5.1),
+#: but no compared quantity depends on which neuron is an outlier: the chains start in the
+#: theory's one-outlier-per-class state and sample it.
+_OUTLIER_STATE = dict(ergodicity="mixing", reason=(
+    "a split or lost outlier has equilibrium weight exp(-P (1 - rho_c) log 2) (notes §5.2), so the "
+    "seeded chains stay in the one-outlier-per-class state, whose outlier count they sample"))
+_OUTLIER_VALUES = dict(ergodicity="mixing", reason=(
+    "outlier identities freeze, but the aggregated outlier (zbar_c, abar_c) is the same for every "
+    "choice of them and relaxes within the state"))
+_BULK = dict(ergodicity="mixing", reason="the bulk neurons are exchangeable with one readout law and "
+             "no barrier between them (notes §5.2)")
 
 RELU_TOY_SIZES = {
     # quick: Gibbs-HMC (exact readout draw + HMC of the hidden block, step size from T dt, adapted)
@@ -421,11 +432,12 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
             note=("abs tol 0.1 per network: an extra outlier costs exp(-P (1-rho_c) log 2) in "
                   "equilibrium, so splits/losses may occur only as rare threshold crossings; "
                   f"outlier = |a_i| > {OUTLIER_THRESHOLD} sqrt(N), codes c iff class-c mean "
-                  f"activation > {OUTLIER_THRESHOLD} sqrt(N).")))
+                  f"activation > {OUTLIER_THRESHOLD} sqrt(N)."), **_OUTLIER_STATE))
     n_o = summ["n_other"].astype(float)
     qs.append(compare("outliers coding no class or several classes per network", 0.0,
                       float(n_o.mean()), stderr=chain_se(n_o), kind="abs", tol=0.1, mixing=n_o,
-                      note="theory: every outlier is single-class; abs tol 0.1 as for the counts."))
+                      note="theory: every outlier is single-class; abs tol 0.1 as for the counts.",
+                      **_OUTLIER_STATE))
     # aggregated outliers per class
     th_abar = np.full((k, m), np.nan)
     th_z = np.full(k, np.nan)
@@ -439,7 +451,8 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
         se = chain_se(zb)
         qs.append(compare(f"outlier preactivation zbar_{c} (class {c}, /sqrt(N))", th_z[c],
                           float(zb.mean()), stderr=se, kind="rel",
-                          tol=sys_rel + 4 * se / abs(th_z[c]), note=note_rel, mixing=zb))
+                          tol=sys_rel + 4 * se / abs(th_z[c]), note=note_rel, mixing=zb,
+                          **_OUTLIER_VALUES))
         for r in range(m):
             ab = summ["abar"][..., c, r]
             ab = np.where(np.isfinite(ab), ab, 0.0)
@@ -447,7 +460,7 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
             qs.append(compare(f"outlier readout abar_{c}^{r} (class {c}, output {r}, /sqrt(N))",
                               th_abar[c, r], float(ab.mean()), stderr=se, kind="rel",
                               tol=sys_rel + 4 * se / abs(th_abar[c, r]), note=note_rel,
-                              mixing=ab))
+                              mixing=ab, **_OUTLIER_VALUES))
     # bulk
     sys_abs = 3.0 / P
     for r in range(m):
@@ -458,7 +471,8 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
             tol=4 * se + sys_abs + dT * abs(sol.a0[r]), mixing=a0,
             note=(f"abs tol = 4 SE + 3/P (P={P}: O(1/P) shift of the mean of the finite-P bulk "
                   "readout law exp(P g(a)) from its maximiser a_0) + finite-T allowance "
-                  f"{dT:.3f} |a_0|; bulk = non-outlier neurons, readouts O(1), not sqrt(N)-scaled.")))
+                  f"{dT:.3f} |a_0|; bulk = non-outlier neurons, readouts O(1), not sqrt(N)-scaled."),
+            **_BULK))
     for c in range(k):
         ba = summ["bulk_activation"][..., c]
         se = chain_se(ba)
@@ -468,7 +482,8 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
             f"{getattr(sol, 'activation_name', 'M(t_c.a_0)')}", th, float(ba.mean()),
             stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th), mixing=ba,
             note=note_rel + getattr(sol, "spread_note", " The O(1/P) spread of bulk readouts "
-                                                         "(and so of h_c) is in 3/N.")))
+                                                         "(and so of h_c) is in 3/N."),
+            **_BULK))
     z_last = post.preactivations(run.state.theta)[-1][0]
     acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
     prior_ula = cfg.get("prior_sampler", "ula") == "ula"

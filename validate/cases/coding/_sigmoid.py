@@ -185,11 +185,13 @@ def _last_acts(post, run):
     return h[0].double().cpu().numpy()  # (N, P) of the first chain
 
 
-def code_fraction_quantities(sol, keys_t, N, note, prefix=""):
+def code_fraction_quantities(sol, keys_t, N, note, prefix="", *, erg=None):
     """Compare the theory's code populations P_gamma with the sampled code fractions, and the
     fraction of neurons in codes the theory does not predict (expected 0). ``keys_t`` (S, E, N):
     each neuron's code as a bit key per sample. SE = max(binomial over E*N neurons,
-    chain-to-chain spread / sqrt(E)); tolerance 4 SE + 3/N (absolute)."""
+    chain-to-chain spread / sqrt(E)); tolerance 4 SE + 3/N (absolute). ``erg``: the
+    ergodicity class of every quantity, ``dict(ergodicity=..., reason=...)`` (None: undeclared)."""
+    erg = erg or {}
     S, E = keys_t.shape[:2]
     m = sol.codes.shape[1]
     qs, predicted = [], set()
@@ -201,30 +203,33 @@ def code_fraction_quantities(sol, keys_t, N, note, prefix=""):
         f = per_chain.mean()
         se = max(np.sqrt(f * (1 - f) / (E * N)), float(mean_se(per_chain)[1]))
         qs.append(compare(f"{prefix}P_gamma code {lab}", sol.P_gamma[g], f, stderr=se, kind="abs",
-                          tol=4 * se + 3.0 / N, note=note, mixing=per_step))
+                          tol=4 * se + 3.0 / N, note=note, mixing=per_step, **erg))
     qs.append(fraction_outside_quantity(
         f"{prefix}fraction of neurons in codes the theory does not predict", 0.0, keys_t,
-        list(predicted), N, note))
+        list(predicted), N, note, erg=erg))
     return qs
 
 
-def fraction_outside_quantity(name, theory, keys_t, keys, N, note):
+def fraction_outside_quantity(name, theory, keys_t, keys, N, note, *, erg=None):
     """Compare ``theory`` with the sampled fraction of neurons whose code key is not in
     ``keys`` (``keys_t`` (S, E, N)). SE = max(binomial over E*N neurons, floored at one neuron,
-    chain-to-chain spread / sqrt(E)); tolerance 4 SE + 3/N (absolute)."""
+    chain-to-chain spread / sqrt(E)); tolerance 4 SE + 3/N (absolute); ``erg`` as in
+    :func:`code_fraction_quantities`."""
     E = keys_t.shape[1]
     per_step = (~np.isin(keys_t, keys)).mean(axis=2)  # (S, E)
     per_chain = per_step.mean(axis=0)
     f = per_chain.mean()
     se = max(np.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_chain)[1]))
     return compare(name, theory, f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, note=note,
-                   mixing=per_step)
+                   mixing=per_step, **(erg or {}))
 
 
-def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, prefix=""):
+def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, prefix="", *, erg=None):
     """Compare the readouts ``a_theory`` (n, m) and mean activations ``m_theory`` (n, m) of the
     codes with bit keys ``keys`` with their sampled means over the neurons in each code
-    (``A``, ``cm``: (S, E, N, m)); relative tolerance 3/N + 4 SE, SE of readouts from chains."""
+    (``A``, ``cm``: (S, E, N, m)); relative tolerance 3/N + 4 SE, SE of readouts from chains;
+    ``erg`` as in :func:`code_fraction_quantities`."""
+    erg = erg or {}
     S, E = keys_t.shape[:2]
     m = A.shape[-1]
     qs = []
@@ -235,7 +240,8 @@ def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, pr
             for r in range(m):
                 qs.append(compare(f"{prefix}readout a_{lab}^{r}", a_theory[g, r], float("nan"),
                                   kind="rel", tol=3.0 / N, note=note + " (no neuron sampled in "
-                                  "this code)"))
+                                  "this code)",  # a mixing class needs chain diagnostics: none here
+                                  **(erg if erg.get("ergodicity") == "frozen" else {})))
             continue
         n_in = sel.sum(-1)  # (S, E)
         for r in range(m):
@@ -252,11 +258,11 @@ def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, pr
             # sum(a in code) / #(in code): chain diagnostics of its delta-method series
             qs.append(compare(f"{prefix}readout a_{lab}^{r}", th_a, vals.mean(), stderr=se_a,
                               kind="rel", tol=3.0 / N + 4 * se_a / abs(th_a), note=note,
-                              mixing=ratio_series((A[..., r] * sel).sum(-1), n_in)))
+                              mixing=ratio_series((A[..., r] * sel).sum(-1), n_in), **erg))
             acts = cm[..., r][sel]
             se_m = max(acts.std() / np.sqrt(max(1, acts.size / S)), 1e-12)
             th_m = m_theory[g, r]
             qs.append(compare(f"{prefix}mean activation, code {lab}, class {r}", th_m, acts.mean(),
                               stderr=se_m, kind="rel", tol=3.0 / N + 4 * se_m / abs(th_m),
-                              note=note, mixing=ratio_series((cm[..., r] * sel).sum(-1), n_in)))
+                              note=note, mixing=ratio_series((cm[..., r] * sel).sum(-1), n_in), **erg))
     return qs

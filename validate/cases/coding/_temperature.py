@@ -45,12 +45,18 @@ from ._sigmoid import (
 # 1.016-1.022 in 6000 steps there and <= 1.006 at 0.85 and 1.5 T_c.
 TEMPERATURE_SIZES = {
     "quick": dict(N=100, P=100, N0=120, n_chains=4, T_over_Tc=(0.5, 0.85, 1.5), dt=0.02,
-                  n_steps=(12_000, 6_000, 4_000)),
+                  n_steps=(24_000, 9_000, 4_000), n_recorded=1_000),
     "full": dict(N=500, P=500, N0=520, n_chains=4, T_over_Tc=(0.25, 0.5, 0.75, 0.9, 1.1, 1.5),
                  dt=0.004, n_steps=(40_000,) * 6),
 }
 _RATIOS = (0.5, 0.25, 0.25)
 _Y_MINUS = 0.5
+#: ergodicity classes (compare(..., ergodicity=, reason=)): below T_c the barriers between codes
+#: are P dg(T), vanishing at T_c (supplement E), low enough at T >= 0.5 T_c and P = 100 for the
+#: chains to switch codes; above T_c one code and no barrier
+_BELOW = dict(ergodicity="mixing", reason="code barriers P dg(T) vanish at T_c (supplement E) and are "
+              "crossed on the sampled time scale at T >= 0.5 T_c, P = 100")
+_ABOVE = dict(ergodicity="mixing", reason="above T_c one code and no barrier between neurons' states")
 
 
 @register_case(
@@ -104,7 +110,7 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
         n_steps = cfg["n_steps"][i]
         _, run = sample_posterior(
             spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
-            n_steps=n_steps, burn_in=n_steps // 2, thin=max(1, n_steps // 400),
+            n_steps=n_steps, burn_in=n_steps // 2, thin=max(1, n_steps // cfg.get("n_recorded", 400)),
             observe=observe, seed=ctx.child_seed(1 + i), device=ctx.device,
             checkpoint_path=ctx.checkpoint_dir / f"chain_T{i}.pt", progress=ctx.progress,
             desc=f"coding/sigmoid-temperature T={T:g}", sampler="gibbs-hmc",
@@ -115,16 +121,17 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
         F = run.samples["F"].double().numpy()  # (S, E, m, m)
         keys_t = (neuron_codes(cm) * (1 << np.arange(m))).sum(-1)  # (S, E, N)
         prefix = f"T={T:g} ({T / Tc:.2f} T_c): "
-        qs += code_fraction_quantities(sol, keys_t, N, note, prefix=prefix)
-        qs += _threshold_free(sol, F, A, N, note, prefix)
+        erg = _BELOW if T < Tc else _ABOVE
+        qs += code_fraction_quantities(sol, keys_t, N, note, prefix=prefix, erg=erg)
+        qs += _threshold_free(sol, F, A, N, note, prefix, erg)
         fin = finite[i]
-        qs.append(_outside_fraction(sol, fin, keys_t, N, note_fin, prefix))
+        qs.append(_outside_fraction(sol, fin, keys_t, N, note_fin, prefix, erg))
         shown = [c for c, f in fin.code_fractions.items() if f >= _MIN_CODE_FRACTION]
         keys = [code_key(c) for c in shown]
         qs += code_readout_quantities(
             keys, np.array([fin.code_readouts[c] for c in shown]),
             np.array([fin.code_activations[c] for c in shown]), keys_t, A, cm, N, note_fin,
-            prefix=prefix + "finite-P theory, ")
+            prefix=prefix + "finite-P theory, ", erg=erg)
         modes[f"T={T:g}"] = {lab: np.round(sol.a_gamma[g], 3).tolist()
                              for g, lab in enumerate(sol.code_strings())}
         sampled.append({code_label([(k >> j) & 1 for j in range(m)]): float((keys_t == k).mean())
@@ -148,16 +155,16 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
 _MIN_CODE_FRACTION = 0.02
 
 
-def _outside_fraction(sol, fin, keys_t, N, note, prefix):
+def _outside_fraction(sol, fin, keys_t, N, note, prefix, erg):
     """The fraction of neurons in codes the P -> inf theory lacks, vs the finite-P theory's."""
     predicted = [code_key(c) for c in sol.code_strings()]
     th = sum(f for c, f in fin.code_fractions.items() if code_key(c) not in predicted)
     return fraction_outside_quantity(
         f"{prefix}finite-P theory, fraction of neurons in codes outside the P -> inf set", th,
-        keys_t, predicted, N, note)
+        keys_t, predicted, N, note, erg=erg)
 
 
-def _threshold_free(sol, F, A, N, note, prefix):
+def _threshold_free(sol, F, A, N, note, prefix, erg):
     """Quantities that need no code assignment: the class-mean training outputs vs y_c - T t_c
     (the finite-T output constraint) and the mean readout over all neurons vs
     sum_gamma P_gamma a_gamma."""
@@ -170,14 +177,14 @@ def _threshold_free(sol, F, A, N, note, prefix):
             mu, se = mean_se(ser.mean(axis=0))
             qs.append(compare(f"{prefix}mean output, class {c}, output {r} (y - T t = "
                               f"{out_th[c, r]:.3f})", out_th[c, r], mu, stderr=max(se, 1e-12),
-                              kind="abs", tol=4 * se + 3.0 / N, note=note, mixing=ser))
+                              kind="abs", tol=4 * se + 3.0 / N, note=note, mixing=ser, **erg))
     a_th = sol.P_gamma @ sol.a_gamma
     for r in range(m):
         ser = A[..., r].mean(axis=-1)  # (S, E): mean over neurons
         mu, se = mean_se(ser.mean(axis=0))
         qs.append(compare(f"{prefix}mean readout over all neurons, output {r}", a_th[r], mu,
                           stderr=max(se, 1e-12), kind="rel", tol=3.0 / N + 4 * se / abs(a_th[r]),
-                          note=note, mixing=ser))
+                          note=note, mixing=ser, **erg))
     return qs
 
 
