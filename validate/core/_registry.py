@@ -49,6 +49,7 @@ _CASE_MODULES = (
     "richlazy.validate.cases.coding._images",
     "richlazy.validate.cases.coding._persistence",
     "richlazy.validate.cases.coding._deep",
+    "richlazy.validate.cases.coding._deep_annealed",
     "richlazy.validate.cases.coding._deep_linear",
     "richlazy.validate.cases.coding._deep_relu",
     "richlazy.validate.cases.ldt._posterior",
