@@ -3,7 +3,7 @@
 Why. At low temperature the sigmoid networks of seed 000 settle into codes (which classes a
 neuron is active on), and local samplers (ULA, HMC) let a neuron change its code only through a
 barrier that grows with P: at N = P = 500, T = 0.002 no neuron changed its code in 12 minutes of
-Gibbs-HMC (docs/validation.md). Part of that barrier is the readout: with the other neurons'
+Gibbs-HMC (docs/notes/validation_log.md). Part of that barrier is the readout: with the other neurons'
 readouts held fixed, a neuron that changes its code breaks the fit on every training input. With
 the other readouts integrated out, they re-fit the targets, and one proposal can take a neuron
 from one code to another.

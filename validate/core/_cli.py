@@ -8,6 +8,8 @@
     richlazy bench [--only NAME[,NAME]] [--device auto|cpu|cuda] [--min-time S] [--threads N]
     richlazy tables [--format md|latex|csv|json] [--model GLOB]
     richlazy diff REPORT_A REPORT_B [--z K]
+    richlazy validation-page REPORT.json [REPORT.json ...] [--label L ...] [--classes FILE]
+                             [--out FILE]
     richlazy sweep NAME --grid KEY=V1,V2 [--grid ...] [--seeds N] [--out DIR]
                    [--workers N|auto | --scheduler ADDR [--scheduler-timeout S]
                    [--scheduler-security FILE]] [--device auto|cpu|cuda] [--seed N]
@@ -287,6 +289,20 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--z", type=_positive_number("a positive number"), default=3.0, metavar="K",
                    help="list the quantities with |z| > K (default 3)")
 
+    g = sub.add_parser("validation-page", help="the Markdown results page (docs/validation.md) "
+                       "generated from report.json files")
+    g.add_argument("reports", nargs="+", metavar="REPORT.json",
+                   help="report.json files, one section each in the order given")
+    g.add_argument("--label", action="append", default=None, metavar="L",
+                   help="section title of a report, once per REPORT.json in order (default: "
+                        "each report's suite)")
+    g.add_argument("--classes", metavar="FILE", default=None,
+                   help="JSON object classifying the cases that do not agree: case name -> "
+                        '{"kind": "agreement once equilibrated" | "theory or reconstruction '
+                        'error" | "open", "evidence": text} (default: all unclassified)')
+    g.add_argument("--out", metavar="FILE", default=None,
+                   help="write the page to FILE atomically (default: print it)")
+
     t = sub.add_parser("tables", help="analytic scaling tables (seed 002)")
     t.add_argument("--format", choices=("md", "latex", "csv", "json"), default="md")
     t.add_argument("--model", metavar="GLOB", default=None, help="only models matching this glob")
@@ -518,11 +534,61 @@ def _cmd_diff(args) -> int:
     return 0
 
 
+def _check_out_file(out) -> None:
+    """--out must be (or be creatable as) a file in a writable folder; checked without creating
+    anything."""
+    path = pathlib.Path(out)
+    if path.is_dir():
+        raise ValueError(f"--out {str(path)!r} is an existing folder; a file is required")
+    probe = path.absolute().parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {str(path)!r} is not in a writable folder "
+                         f"({str(probe)!r} is not a writable folder)")
+
+
+def _classes(path, read):
+    """The classifications of --classes FILE (ValueError naming --classes)."""
+    try:
+        return read(path)
+    except ValueError as exc:
+        raise ValueError(f"--classes: {exc}") from None
+
+
+def _cmd_validation_page(args) -> int:
+    from ..rendering._report import atomic_write_text
+    from ..rendering._validation_page import read_classifications, render_validation_page
+
+    labels = args.label or [None] * len(args.reports)
+    try:  # every argument before anything is written
+        if len(labels) != len(args.reports):
+            raise ValueError(f"--label is given {len(labels)} times for {len(args.reports)} "
+                             "reports; give it once per REPORT.json or not at all")
+        if any(lab is not None and not lab.strip() for lab in labels):
+            raise ValueError("--label must not be empty")
+        classes = None if args.classes is None else _classes(args.classes, read_classifications)
+        if args.out is not None:
+            _check_out_file(args.out)
+        page = render_validation_page(list(zip(labels, args.reports, strict=True)),
+                                      classifications=classes)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.out is None:
+        print(page, end="")
+        return 0
+    try:
+        atomic_write_text(pathlib.Path(args.out), page)
+    except OSError as exc:
+        return _fail(f"--out {args.out!r} cannot be written ({exc.strerror or exc})")
+    return 0
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"validate": _cmd_validate, "list": _cmd_list, "info": _cmd_info,
                "bench": _cmd_bench, "tables": _cmd_tables, "sweep": _cmd_sweep,
-               "diff": _cmd_diff}[args.command]
+               "diff": _cmd_diff, "validation-page": _cmd_validation_page}[args.command]
     try:
         with warnings.catch_warnings():  # restores showwarning afterwards
             warnings.showwarning = _warning_printer(warnings.showwarning)

@@ -117,7 +117,7 @@ def deep_linear(ctx: CaseContext) -> CaseOutcome:
         f"{run.seconds:.1f} s. Learned class-0 kernel block, sampled vs theory: "
         + "; ".join(learned) + ". The theory is the saddle point of the mean-field "
         "(N -> infinity) theory; the finite-T shift at L = 1 and this T is 0.5 % of U "
-        "(coding/linear-toy). See docs/validation.md for what the disagreement depends on."
+        "(coding/linear-toy). See docs/notes/validation_log.md for what the disagreement depends on."
     )
     params = dict(cfg, m=m, sigma_a2=sigma_a2, y_plus=1.0, ratios=[0.5, 0.25, 0.25],
                   sampler="gibbs-exact", dtype="float64")

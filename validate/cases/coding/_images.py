@@ -52,7 +52,7 @@ __all__ = ["center_and_normalise", "load_fig6_data", "random_class_triple", "con
 
 IMAGES_SIZES = {
     # sigmoid, ReLU: ULA. Their chains freeze in different code populations at this T (see
-    # docs/validation.md): Gibbs-HMC (3000 or 20 000 steps x 4 chains) and replica exchange
+    # docs/notes/validation_log.md): Gibbs-HMC (3000 or 20 000 steps x 4 chains) and replica exchange
     # (24 temperatures up to 50 T) did not mix them either. The linear network samples every
     # block from its exact conditional (``linear``: the sampler and chain length that replace the
     # shared ones); with ULA its worst split-R-hat was 1.07 on digits.

@@ -22,7 +22,7 @@ How the samples are read (:func:`outlier_summary`):
 
 Sampling. ULA chains started from the prior do not reach the one-outlier-per-class state within
 any affordable time (Gibbs-HMC chains do, in about 40 000 steps, and within about 5 000 with the
-neuron rescaling moves of ``sample_neuron_scales``: docs/validation.md): they first
+neuron rescaling moves of ``sample_neuron_scales``: docs/notes/validation_log.md): they first
 grow many mid-sized single-class outliers (class 0, the large class,
 lagging, partly carried by the bulk, as the notes §10.7 observed at N = 200), which then coarsen
 slowly. The equilibrium comparison therefore uses chains started from a *seeded* state -- one

@@ -23,7 +23,7 @@ SIGMOID_TOY_SIZES = {
                   burn_in=50_000, thin=250, y_minus=0.5, anneal_from=0.005, anneal_steps=40_000),
     # paper size: Gibbs-HMC with one sweep of exact code moves per transition (ULA's codes stay
     # where the anneal left them at this size); 220 transitions took 27 min on two threads, with
-    # the chains agreeing to 0.002 on every code fraction (docs/validation.md)
+    # the chains agreeing to 0.002 on every code fraction (docs/notes/validation_log.md)
     "full": dict(N=500, P=500, N0=520, n_chains=4, T=0.002, dt=0.004, sampler="gibbs-hmc",
                  code_moves=True, n_steps=240, burn_in=40, adapt_steps=20, thin=1, y_minus=0.5),
 }
@@ -75,7 +75,7 @@ def _figures(ctx, sol, A_last, act_last, labels, fr, theory_labels):
         "solved at the sampled populations (neurons in metastable codes moved to the targets)."
         " Full suite only, at the paper's N = P = 500, sampled by Gibbs-HMC with exact code moves "
         "from the prior: the off-class readouts of the pair codes fall 7-9 % short of the "
-        "conditional theory and 1-1-1 holds 0.050 vs 0.040 (open, docs/validation.md); the "
+        "conditional theory and 1-1-1 holds 0.050 vs 0.040 (open, docs/notes/validation_log.md); the "
         "code fractions' R-hat stays above 1.01 in this run length (reported as not mixed)."
     ),
     suites=("full",),
