@@ -197,7 +197,7 @@ def seed_single_class_outliers(post: NetworkPosterior, theta: torch.Tensor, labe
 
 def _run_seeded(spec, task, *, T, sigma_a2, dt, n_chains, n_steps, burn_in, thin, amplitudes,
                 class_targets, observe, seed, device, checkpoint_path, progress, sampler="ula",
-                name="coding/relu-toy"):
+                name="coding/relu-toy", n_leapfrog=10):
     """Langevin ensemble from a prior draw with seeded single-class neurons (the same chain as
     :func:`sample_posterior`, different initial state)."""
     def init(post, theta):
@@ -207,7 +207,8 @@ def _run_seeded(spec, task, *, T, sigma_a2, dt, n_chains, n_steps, burn_in, thin
         spec, task.X, task.Y, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains, n_steps=n_steps,
         burn_in=burn_in, thin=thin, observe=observe, seed=seed, device=device,
         checkpoint_path=checkpoint_path, progress=progress, desc=f"{name} seeded", init=init,
-        init_label=f"seeded single-class outliers, amplitudes {list(amplitudes)}", sampler=sampler)
+        init_label=f"seeded single-class outliers, amplitudes {list(amplitudes)}", sampler=sampler,
+        n_leapfrog=n_leapfrog)
 
 
 # --------------------------------------------------------------------------------------------
@@ -391,7 +392,7 @@ def seeded_relu_samples(ctx, cfg, name, task, Yc, *, checkpoint="seeded.pt"):
         amplitudes=cfg["amplitudes"], class_targets=Yc,
         observe=_class_observer(task.labels, m), seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / checkpoint, progress=ctx.progress,
-        sampler=cfg.get("sampler", "ula"), name=name,
+        sampler=cfg.get("sampler", "ula"), name=name, n_leapfrog=cfg.get("n_leapfrog", 10),
     )
     smp = {key: v.double().numpy() for key, v in run.samples.items()}
     return post, run, smp, outlier_summary(smp["A"], smp["zm"], smp["cm"])

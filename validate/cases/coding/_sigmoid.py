@@ -120,7 +120,7 @@ def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
     qs = []
     keys_t = (codes_t * (1 << np.arange(m))).sum(-1)  # (S, E, N)
     tol_note = (f"abs tolerance = 4 SE + 3/N (N={N}) for fractions; rel tolerance 3/N + 4 SE for "
-                "readouts and activations. SE of a fraction = max(binomial over the E*N neurons, "
+                "mean activations. SE of a fraction = max(binomial over the E*N neurons, "
                 "chain-to-chain spread / sqrt(E)); neurons keep their codes, so samples of one "
                 "chain are not independent.")
     qs += code_fraction_quantities(sol, keys_t, N, tol_note)
@@ -224,10 +224,19 @@ def fraction_outside_quantity(name, theory, keys_t, keys, N, note, *, erg=None):
                    mixing=per_step, **(erg or {}))
 
 
+_READOUT_TOL = (" Readout components: abs tolerance 3 |a_gamma| / N + 4 SE (finite-N corrections "
+                "O(1/N) on the scale of the code's readout vector).")
+
+
 def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, prefix="", *, erg=None):
     """Compare the readouts ``a_theory`` (n, m) and mean activations ``m_theory`` (n, m) of the
     codes with bit keys ``keys`` with their sampled means over the neurons in each code
-    (``A``, ``cm``: (S, E, N, m)); relative tolerance 3/N + 4 SE, SE of readouts from chains;
+    (``A``, ``cm``: (S, E, N, m)); SE of readouts from chains. Mean activations: relative
+    tolerance 3/N + 4 SE. Readout components: absolute tolerance ``3 |a_gamma| / N + 4 SE``, the
+    O(1/N) allowance on the scale of the code's readout vector ``|a_gamma|`` rather than of the
+    component (a component near 0 gets the same finite-N allowance as the others: measured at
+    0.5 T_c, P = 100, the shift of a_0-1-1^0 = -0.108 was -0.0091 at N = 100 and -0.0048 at
+    N = 200, 0.53 |a_gamma| / N; docs/notes/verdicts.md);
     ``erg`` as in :func:`code_fraction_quantities`."""
     erg = erg or {}
     S, E = keys_t.shape[:2]
@@ -239,7 +248,8 @@ def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, pr
         if not sel.any():
             for r in range(m):
                 qs.append(compare(f"{prefix}readout a_{lab}^{r}", a_theory[g, r], float("nan"),
-                                  kind="rel", tol=3.0 / N, note=note + " (no neuron sampled in "
+                                  kind="abs", tol=3.0 * float(np.linalg.norm(a_theory[g])) / N + 1e-12,
+                                  note=note + " (no neuron sampled in "
                                   "this code)",  # a mixing class needs chain diagnostics: none here
                                   **(erg if erg.get("ergodicity") == "frozen" else {})))
             continue
@@ -257,7 +267,8 @@ def code_readout_quantities(keys, a_theory, m_theory, keys_t, A, cm, N, note, pr
             # a mean over the neurons in the code pooled over (sample, chain), i.e. a ratio
             # sum(a in code) / #(in code): chain diagnostics of its delta-method series
             qs.append(compare(f"{prefix}readout a_{lab}^{r}", th_a, vals.mean(), stderr=se_a,
-                              kind="rel", tol=3.0 / N + 4 * se_a / abs(th_a), note=note,
+                              kind="abs", tol=3.0 * float(np.linalg.norm(a_theory[g])) / N + 4 * se_a,
+                              note=note + _READOUT_TOL,
                               mixing=ratio_series((A[..., r] * sel).sum(-1), n_in), **erg))
             acts = cm[..., r][sel]
             se_m = max(acts.std() / np.sqrt(max(1, acts.size / S)), 1e-12)

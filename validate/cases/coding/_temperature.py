@@ -98,12 +98,11 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
                 "F": class_means(post.outputs(theta), labels, m).float()}  # (E, m classes, m)
 
     note = (f"theory: finite-T P -> infinity equations at the same T; abs tolerance 4 SE + 3/N "
-            f"(N={N}) for fractions and outputs, rel tolerance 3/N + 4 SE for readouts and "
-            "activations (finite-N and finite-P corrections O(1/N), O(1/P) fixed in advance)")
+            f"(N={N}) for fractions and outputs, rel tolerance 3/N + 4 SE for the mean readout "
+            "(finite-N and finite-P corrections O(1/N), O(1/P) fixed in advance)")
     note_fin = (f"theory: finite-P solution at the sampled P={P} and T (codes read from the "
                 f"empirical class means of P rho_c inputs, as sampled); rel tolerance 3/N + 4 SE "
-                f"for readouts and activations, abs 4 SE + 3/N for fractions (N={N}), fixed in "
-                "advance")
+                f"for mean activations, abs 4 SE + 3/N for fractions (N={N}), fixed in advance")
     finite = [solve_sigmoid_toy(rho, Yc, P=P, T=T, throw=True) for T in Ts]
     qs, sampled, modes, seconds = [], [], {}, 0.0
     for i, (T, sol) in enumerate(zip(Ts, sweep, strict=True)):
