@@ -42,6 +42,7 @@ from ...stats import chain_diagnostics, mean_se
 from ._deep_theory import (
     FEATURE_FROZEN,
     LOWER_MIXING,
+    NOT_ANNEALED,
     layer_code_keys,
     theory_class_codes,
     theory_quantities,
@@ -209,7 +210,7 @@ def _deep_case(ctx, sizes, sizes_name):
                       stderr=top["se"], kind="abs", tol=4 * top["se"] + 3.0 / N, mixing=top["mx"],
                       note=f"theory: frozen feature-layer codes (MT, Fig. 5; barriers O(P), notes §4.3); "
                            f"mixing value would be {top['mix']:.3f}; " + tol_note,
-                      ergodicity="frozen", reason=FEATURE_FROZEN))
+                      ergodicity="frozen", reason=FEATURE_FROZEN, equilibration=NOT_ANNEALED))
     excess = float(low["excess"].mean())
     se_x = max(low["se"], float(mean_se(low["excess"])[1]))
     qs.append(compare(f"layer 1: code persistence at lag {lag_steps} steps minus the chain's mixing value",

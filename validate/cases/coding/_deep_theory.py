@@ -30,7 +30,7 @@ from richlazy.theory import (
 )
 
 from ...codes import class_mean_activations, code_label, neuron_codes
-from ...core._compare import compare
+from ...core._compare import Equilibration, compare
 from ...stats import mean_se
 
 __all__ = ["layer_code_keys", "theory_class_codes", "theory_quantities"]
@@ -39,8 +39,16 @@ _FRAC_TOL = "abs tolerance 3/N + 4 SE; SE = max(binomial over E*N neurons, chain
 #: ergodicity classes (compare(..., ergodicity=, reason=)) of the compared quantities
 FEATURE_FROZEN = ("feature-layer codes freeze below T_c (barriers O(P); MT Fig. 5, notes §4.3): the value "
                   "depends on the metastable state each network froze into")
-LOWER_MIXING = ("lower-layer neurons switch codes during sampling (MT Fig. 5), so the chains explore "
-                "the layer's code distribution and kernel")
+LOWER_MIXING = ("lower-layer neurons switch codes during sampling (MT Fig. 5), and the compared value "
+                "is measured against each chain's own stationary code distribution")
+LOWER_CONDITIONED = ("lower-layer neurons switch codes (MT Fig. 5), but their stationary law is set by "
+                     "the feature-layer state each chain froze into (more chains or a longer burn-in "
+                     "did not lower R-hat), so the pooled value depends on the frozen states")
+#: the equilibration verdict of the chains' frozen quantities
+NOT_ANNEALED = Equilibration(False, (
+    "chains from prior draws keep the feature-layer state they froze into; population annealing of "
+    "the L = 2 network (full-suite case coding/deep-sigmoid-annealed) collapsed to one ancestral "
+    "family per population at the sizes a CPU affords (docs/notes/verdicts.md)"))
 _REL_TOL = ("rel tolerance 0.2 + 3/N + 4 SE, as for the fluctuation-free theory in coding/real-images "
             "(z|a fluctuations of the feature layer neglected, P -> infinity); SE from chain means")
 
@@ -124,15 +132,16 @@ def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6, size_path=None):
 
 
 def _fraction(name, theory, keys, k, N, note, *, frozen):
-    """Compare the fraction of neurons with code key k (keys (S, E, N)) with ``theory``; a
-    feature-layer fraction (``frozen``) is declared frozen, a lower layer's mixing."""
+    """Compare the fraction of neurons with code key k (keys (S, E, N)) with ``theory``; frozen
+    either way: a feature-layer fraction (``frozen``) by its own barriers, a lower layer's through
+    the feature-layer state that conditions it."""
     E = keys.shape[1]
     per_step = (keys == k).mean(axis=2)  # (S, E)
     f = float(per_step.mean())
     se = max(math.sqrt(max(f * (1 - f), 1.0 / (E * N)) / (E * N)), float(mean_se(per_step.mean(0))[1]))
     return compare(name, float(theory), f, stderr=se, kind="abs", tol=4 * se + 3.0 / N, mixing=per_step,
-                   note=note, ergodicity="frozen" if frozen else "mixing",
-                   reason=FEATURE_FROZEN if frozen else LOWER_MIXING)
+                   note=note, ergodicity="frozen", reason=FEATURE_FROZEN if frozen else LOWER_CONDITIONED,
+                   equilibration=NOT_ANNEALED)
 
 
 def _feature_layer(sol, keys_t, run, labels, N, tag, how):
@@ -156,7 +165,7 @@ def _feature_layer(sol, keys_t, run, labels, N, tag, how):
             if not sel.any():
                 qs.append(compare(name, float(a_g[r]), float("nan"), kind="rel", tol=0.2,
                                   note=read_note + " (no neuron sampled in this code)",
-                                  ergodicity="frozen", reason=FEATURE_FROZEN))
+                                  ergodicity="frozen", reason=FEATURE_FROZEN, equilibration=NOT_ANNEALED))
                 continue
             series = np.where(cnt > 0, (A[..., r] * sel).sum(axis=2) / np.maximum(cnt, 1), np.nan)
             chain_means = np.array([A[:, e, :, r][sel[:, e]].mean() for e in range(E) if sel[:, e].any()])
@@ -170,7 +179,7 @@ def _feature_layer(sol, keys_t, run, labels, N, tag, how):
                               note=read_note + ("" if full.sum() >= 2 else
                                                 "; fewer than 2 chains hold this code throughout, "
                                                 "so no chain diagnostics"),
-                              ergodicity="frozen", reason=FEATURE_FROZEN))
+                              ergodicity="frozen", reason=FEATURE_FROZEN, equilibration=NOT_ANNEALED))
     return qs
 
 
@@ -211,7 +220,7 @@ def _lower_layer(l, K_theory, code_fractions, K_sampled, run, labels, N, tag, L,
         th = float(predicted[name])
         qs.append(compare(f"layer {l}: K_{l} {name} {tag}", th, float(chain.mean()), stderr=se, kind="rel",
                           tol=0.2 + 3.0 / N + 4 * se / max(abs(th), 1e-12), mixing=series, note=k_note,
-                          ergodicity="mixing", reason=LOWER_MIXING))
+                          ergodicity="frozen", reason=LOWER_CONDITIONED, equilibration=NOT_ANNEALED))
     keys = layer_code_keys(run.samples[f"layer{l}"].double().numpy())  # (S, E, N)
     f_note = (f"theory: layer-{l} code fractions {where} (a neuron's class means of phi over the n_c "
               f"inputs of each class, thresholded at 1/2); {_FRAC_TOL}")
