@@ -36,10 +36,10 @@ from ._deep import deep_toy_setup
 from ._deep_theory import FEATURE_FROZEN, layer_code_keys, theory_class_codes
 
 # full: the quick size of coding/deep-sigmoid (Fig. 5's configuration at N = P = 50). Measured
-# (2026-12-04, one thread): 2 populations x 32 networks from the prior, 209 stages, 141 s; 4 x 64
-# from an equilibrated population at T = 0.12 (above the codes' freezing), 137 stages, 611 s (+ 205
-# s of equilibration). Both ended with one effective family per population (all of them by
-# T ~ 0.04) and log-evidence spreads of 196 and 85 nats: not equilibrated at these R.
+# (2026-12-04, one thread; docs/report/full/): this configuration, 223 stages in 603 s, one
+# effective family per population at the end and a log-evidence spread of 286 nats: not
+# equilibrated. 2 x 32 from the prior and 4 x 64 from T = 0.12 ended the same way
+# (docs/notes/verdicts.md). A GPU affords R in the thousands.
 DEEP_ANNEALED_SIZES = {
     "full": dict(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, n_populations=4, population_size=64,
                  ess_min=0.5, n_moves=5, n_leapfrog=10, step_size=0.05),
