@@ -303,14 +303,16 @@ def _class_lines(ax, labels, *, horizontal=False):
             ax.axhline(b, color="w", lw=0.8)
 
 
-def _image_scale(*arrays):
-    """imshow colour arguments shared by ``arrays``: a diverging map centred at 0 when some
-    value is negative, else viridis from 0."""
-    lo = min(float(np.nanmin(a)) for a in arrays if np.any(np.isfinite(a)))
-    hi = max(float(np.nanmax(a)) for a in arrays if np.any(np.isfinite(a)))
-    if lo < 0:
-        v = max(-lo, hi)
-        return dict(cmap="RdBu_r", vmin=-v, vmax=v)
+def _image_scale(*arrays, q=99.5):
+    """imshow colour arguments shared by ``arrays``: limits at the ``q``-th percentile of the
+    finite values (the few extreme entries saturate), a diverging map centred at 0 when some
+    value is clearly negative, else viridis from 0."""
+    v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays])
+    v = v[np.isfinite(v)]
+    lo, hi = np.percentile(v, 100 - q), np.percentile(v, q)
+    if lo < -1e-9 * max(abs(hi), 1.0):
+        m = max(-lo, hi)
+        return dict(cmap="RdBu_r", vmin=-m, vmax=m)
     return dict(cmap="viridis", vmin=0.0, vmax=hi)
 
 
@@ -327,7 +329,7 @@ def _panels(ctx, panels):
             cmean = np.stack([h[:, lab == c].mean(1) for c in range(3)], axis=1)
             nrn = np.lexsort((-cmean.max(1), cmean.argmax(1)))
             im = row[0].imshow(h[nrn], aspect="auto", interpolation="nearest", **_image_scale(h))
-            fig.colorbar(im, ax=row[0], label="φ(z)")
+            fig.colorbar(im, ax=row[0], label="φ(z)", extend="both")
             _class_lines(row[0], lab)
             row[0].set_title(f"{act}: (a) test activations E⊥[φ(z)], chain 0, last sample",
                              fontsize=9)
@@ -337,19 +339,30 @@ def _panels(ctx, panels):
             Ks, Kt, labk = p["K_sim"], p["K_th"], p["labels_k"]
             split = np.tril(Ks) + np.triu(Kt, 1)  # diagonal: simulation
             im = row[1].imshow(split, interpolation="nearest", **_image_scale(Ks, Kt))
-            fig.colorbar(im, ax=row[1], label="K(x, x')")
+            fig.colorbar(im, ax=row[1], label="K(x, x')", extend="both")
             _class_lines(row[1], labk, horizontal=True)
+            row[1].plot([-0.5, labk.size - 0.5], [-0.5, labk.size - 0.5], color="k", lw=0.6)
             th = "theory" + (" (outliers only)" if act == "relu" else "")
             th += "" if np.any(np.isfinite(Kt)) else " (not converged)"
-            row[1].set_title(f"(b) test kernel: lower sampling, upper {th}", fontsize=9)
+            box = dict(facecolor="w", alpha=0.8, lw=0, pad=1.5)
+            rel = np.linalg.norm(Ks - Kt) / np.linalg.norm(Kt)  # NaN without a theory
+            row[1].text(0.03, 0.03, f"sampling (|K_s - K_th|/|K_th| = {rel:.2f})",
+                        transform=row[1].transAxes, fontsize=8, bbox=box)
+            row[1].text(0.97, 0.97, th, transform=row[1].transAxes, fontsize=8, ha="right",
+                        va="top", bbox=box)
+            row[1].set_title(f"(b) test kernel h^T h/N: lower sampling (final states of all "
+                             f"chains,\n{PANEL_ORTH_DRAWS} draws of the orthogonal weights), "
+                             f"upper {th}", fontsize=9)
             row[1].set_xlabel("test input (sorted by class)")
             row[1].set_ylabel("test input (sorted by class)")
 
             x = np.arange(p["y"].size)
             row[2].plot(x, p["y"], color="0.6", lw=0.8, label="target y⁰")
-            row[2].plot(x, p["f_sim"], lw=0.9, label="sampling ⟨f⁰⟩")
-            row[2].plot(x, p["f_th"], lw=0.9, label="non-lazy theory")
-            row[2].plot(x, p["f_gp"], lw=0.9, alpha=0.8, label=f"GP (σ_a²={GP_SIGMA_A2:g})")
+            # GP underneath, theory over it, sampling as dots on top: all three stay visible
+            row[2].plot(x, p["f_gp"], color="C2", lw=2.2, alpha=0.45,
+                        label=f"GP (σ_a²={GP_SIGMA_A2:g})")
+            row[2].plot(x, p["f_th"], color="C1", lw=0.9, label="non-lazy theory")
+            row[2].plot(x, p["f_sim"], "o", color="C0", ms=1.8, label="sampling ⟨f⁰⟩")
             for b in np.flatnonzero(np.diff(lab)) + 0.5:
                 row[2].axvline(b, color="0.8", lw=0.6, ls=":")
             row[2].set_title("(c) mean predictor of class 0", fontsize=9)
