@@ -1,5 +1,6 @@
 """The ``richlazy`` command line: a thin layer over library functions.
 
+    richlazy --version
     richlazy validate [--suite quick|full] [--only GLOB] [--device auto|cpu|cuda] [--out DIR]
                       [--seed N] [--threads N] [--workers N|auto | --scheduler ADDR
                       [--scheduler-timeout S] [--scheduler-security FILE]] [--quiet]
@@ -32,6 +33,8 @@ Exit codes: 0 success, 1 a selected validation case (or sweep task) failed, 2 ba
 use, a --device this machine or benchmark does not have, a scheduler that cannot be reached),
 130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
 
+``python -m richlazy ...`` runs the same ``main``.
+
 Only what a command needs is imported: ``tables`` imports neither torch nor matplotlib.
 """
 
@@ -44,6 +47,8 @@ import pathlib
 import platform
 import sys
 import warnings
+
+from ... import __version__  # the one source: pyproject's version, read from the installed metadata
 
 __all__ = ["main", "build_parser"]
 
@@ -223,6 +228,8 @@ def _claim_out(out, stack: contextlib.ExitStack) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="richlazy", description="Theory of rich vs lazy learning: validation, "
                 "benchmarks and scaling tables.")
+    p.add_argument("--version", action="version", version=f"richlazy {__version__}",
+                   help="print richlazy's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     v = sub.add_parser("validate", help="run theory-vs-simulation cases and write a report folder")
@@ -377,9 +384,7 @@ def _cmd_info(args) -> int:
     import sympy
     import torch
 
-    from ._runner import _version
-
-    print(f"richlazy {_version()}")
+    print(f"richlazy {__version__}")
     print(f"python {platform.python_version()} ({platform.platform()})")
     for mod in (numpy, scipy, sympy, numba, torch):
         print(f"{mod.__name__} {mod.__version__}")

@@ -44,12 +44,9 @@ def resolve_device_name(device: str) -> str:
 
 
 def _version():
-    from importlib.metadata import PackageNotFoundError, version
+    from richlazy import __version__  # the one source: pyproject's version, installed
 
-    try:
-        return version("richlazy")
-    except PackageNotFoundError:  # pragma: no cover
-        return "unknown"
+    return __version__
 
 
 def _safe(name: str) -> str:

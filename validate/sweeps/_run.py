@@ -54,12 +54,9 @@ class SweepTask:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from richlazy import __version__  # the one source: pyproject's version, installed
 
-    try:
-        return version("richlazy")
-    except PackageNotFoundError:  # pragma: no cover
-        return "unknown"
+    return __version__
 
 
 def _check_metrics(metrics) -> dict:
