@@ -33,6 +33,10 @@ def _tol_note(N):
             f"4 standard errors + 3/N x natural scale.")
 
 
+_LINEAR_MIXING = ("a linear network's posterior is Gaussian in every block (notes §3.1): one state, "
+                  "no barrier for the chains to cross")
+
+
 def _cmp(name, theory, est, N, *, scale=None):
     """Compare with the a-priori tolerance of this case (see _tol_note); ``est`` is
     (mean, stderr) or (mean, stderr, mixing) with the chain diagnostics of the estimate."""
@@ -40,14 +44,17 @@ def _cmp(name, theory, est, N, *, scale=None):
     sim = float(est[0])
     se = float(est[1])
     mixing = est[2] if len(est) > 2 else None
+    # the ergodicity class of a sampled estimate: a linear network's posterior is Gaussian
+    erg = {} if mixing is None else dict(ergodicity="mixing", reason=_LINEAR_MIXING)
     if scale is not None and abs(th) < 1e-9 * scale:
         th = 0.0  # analytically zero; the solver returns round-off
     if scale is None:
         tol = 3.0 / N + 4.0 * se / abs(th)
         return compare(name, th, sim, stderr=se, kind="rel", tol=tol, note=_tol_note(N),
-                       mixing=mixing)
+                       mixing=mixing, **erg)
     tol = 4.0 * se + 3.0 / N * scale
-    return compare(name, th, sim, stderr=se, kind="abs", tol=tol, note=_tol_note(N), mixing=mixing)
+    return compare(name, th, sim, stderr=se, kind="abs", tol=tol, note=_tol_note(N), mixing=mixing,
+                   **erg)
 
 
 def element_estimate(est):
