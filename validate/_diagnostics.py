@@ -2,8 +2,12 @@
 
 Definitions of Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), "Rank-normalization,
 folding, and localization: an improved R-hat for assessing convergence of MCMC", Bayesian
-Analysis 16(2), 667-718 (the ones Stan and NumPyro report). Re-exported by
-:mod:`richlazy.validate.stats`; pure numpy (plus ``scipy.special.ndtri``, the inverse normal CDF).
+Analysis 16(2), 667-718. The numbers are those of stan-dev/posterior (Stan's R reference
+implementation: ``rhat``, ``ess_bulk``, ``ess_tail``, ``.ess``) and of arviz-stats, which implements
+the same steps; R-hat, bulk and tail ESS agree with arviz-stats 0.8.0 to rounding
+(tests/validate/test_diagnostics_arviz.py). The corner cases where posterior and arviz differ
+are listed after the steps. Re-exported by :mod:`richlazy.validate.stats`; pure numpy (plus
+``scipy.special.ndtri``, the inverse normal CDF).
 
 Input: samples shaped ``(S, E, ...)`` -- S successive draws of E chains, any trailing shape (one
 diagnostic per trailing element), as everywhere in :mod:`richlazy.validate.stats`.
@@ -21,14 +25,35 @@ Steps (per trailing element):
    ``R-hat = max(R-hat_bulk, R-hat_tail)`` with R-hat_bulk on ``z`` and R-hat_tail on the rank
    normalised folded draws ``|x - median(x)|`` (the folded version catches chains with equal
    locations and different scales).
-4. **ESS** of a series ``y``: with ``acov_j(t)`` the autocovariance of chain j at lag t
-   (normalised so that ``acov_j(0) = s_j^2``), ``rho_t = 1 - (W - mean_j acov_j(t)) / var_plus``
-   (multi-chain autocorrelation, Stan); Geyer's initial monotone sequence: the pair sums
-   ``P_k = rho_2k + rho_2k+1`` are kept while positive and made non-increasing,
-   ``tau = -1 + 2 sum_k P_k`` (bounded below by ``1 / log10(M n)`` as in Stan, which caps the
-   ESS of antithetic chains), ``ESS = M n / tau``.
-   **bulk-ESS** is the ESS of ``z``; **tail-ESS** is the smaller of the ESS of the indicators
-   ``I(x <= q_0.05)`` and ``I(x <= q_0.95)`` (pooled quantiles) on the split chains.
+4. **ESS** of a series ``y`` (posterior ``.ess``, arviz-stats ``_ess``): with
+   ``acov_j(t) = (1/n) sum_s (y_js - ybar_j)(y_j,s+t - ybar_j)`` the biased autocovariance of
+   chain j (Geyer 1992; ``acov_j(0) = (n-1)/n s_j^2``), ``rho_0 = 1`` and
+   ``rho_t = 1 - (W - mean_j acov_j(t)) / var_plus`` for t >= 1 (multi-chain autocorrelation;
+   the n/(n-1) correction enters only through W). Geyer's initial positive sequence scans the
+   pairs ``P_k = rho_2k + rho_2k+1``, k = 0, 1, ..., L with ``L = (n-3)//2`` (arviz's loop
+   ``while t < n - 3``), and stops at the first ``k*`` with ``P_k* <= 0``, or at ``k* = L``. The
+   pairs before k* are made non-increasing (initial monotone sequence: running minimum), and
+   ``tau = -1 + 2 sum_{k<k*} P_k + rho_2k*``, the last term (the improved estimate for
+   antithetic chains) counted when ``P_k* >= 0`` or ``rho_2k* > 0``; tau is bounded below by
+   ``1 / log10(M n)`` (which caps the ESS at ``M n log10(M n)``), ``ESS = M n / tau``. For
+   n <= 4, or ``rho_1 <= -1``, nothing beyond P_0 is scanned: tau = 0 and the cap applies.
+   **bulk-ESS** is the ESS of ``z``; **tail-ESS** is the smaller of the ESS of the split-chain
+   indicators ``I(x <= q_0.05)`` and ``I(x <= q_0.95)``, with the quantiles (numpy's "linear",
+   R's type 7) over all ``S E`` draws, the middle draws of an odd S included.
+
+Where the references differ, richlazy follows arviz-stats (its tested reference), except for
+constant series:
+
+* end of the scan for odd n: posterior (``while (t < n - 5)`` over even t) and Stan's C++ ``ess``
+  (``t < n - 4`` over odd t) scan the pairs only up to ``(n-4)//2``, one fewer than arviz, and
+  Stan's C++ also weighs rho_2k* differently at that end. This changes the ESS only when the scan
+  reaches its end without a non-positive pair (strongly correlated or unmixed chains; up to
+  1.5 % on the cross-check's cases);
+* nothing scanned beyond P_0 (n <= 4 in arviz, n <= 5 in posterior, or ``rho_1 <= -1``): arviz
+  gets tau = 0 (the cap, ``ESS = M n log10(M n)``), posterior tau = 2 (its
+  ``sum(rho_hat_t[1:max_t])`` with ``max_t = 0`` sums rho_0; and NA for n < 3);
+* a constant series has ESS NaN, as in posterior (arviz returns ``M n``), and a constant tail
+  indicator is left out of the tail-ESS minimum (posterior: NA, arviz: ``M n``); see below.
 
 Invariance. R-hat_bulk, bulk-ESS and tail-ESS depend on the draws only through their ranks,
 so they are unchanged by any strictly increasing transform of the quantity (exp, log, ...);
@@ -190,25 +215,32 @@ def _rhat_of(y: np.ndarray) -> np.ndarray:
 
 
 def _ess_of(y: np.ndarray) -> np.ndarray:
-    """Multi-chain ESS (Geyer initial monotone sequence) of split chains y (n, M, K); NaN where
-    y is constant."""
+    """Multi-chain ESS of split chains y (n, M, K) as in Stan/posterior ``.ess`` and arviz-stats
+    ``_ess`` (module doc, step 4); NaN where y is constant."""
     n, M, K = y.shape
+    W, _, var_plus, const = _moments(y)  # W = mean_j acov_j(0) n/(n-1)
+    ok = ~const & (var_plus > 0)
     yc = y - y.mean(axis=0, keepdims=True)
     size = 1 << (2 * n - 1).bit_length()
     f = np.fft.rfft(yc, n=size, axis=0)
-    acov = np.fft.irfft(f * np.conj(f), n=size, axis=0)[:n] / n  # biased, acov[0] = var ddof 0
-    acov = acov * (n / (n - 1.0))  # so that acov_j(0) = s_j^2 (ddof 1)
-    W = acov[0].mean(axis=0)  # (K,)
-    _, _, var_plus, const = _moments(y)
-    ok = ~const & (var_plus > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho = 1.0 - (W - acov.mean(axis=1)) / var_plus  # (n, K); rho[0] = 1 - W/(n var_plus)
+    acov = np.fft.irfft(f * np.conj(f), n=size, axis=0)[:n] / n  # biased: sum_s yc_s yc_s+t / n
+    acov = np.where(np.ptp(y, axis=0) == 0, 0.0, acov)  # a constant chain: exactly 0
+    rho = 1.0 - (W - acov.mean(axis=1)) / np.where(ok, var_plus, 1.0)  # (n, K)
     rho[0] = 1.0
-    m = n // 2
-    pairs = rho[: 2 * m].reshape(m, 2, K).sum(axis=1)  # P_k = rho_2k + rho_2k+1
-    keep = np.cumprod(pairs > 0, axis=0).astype(bool)  # initial positive sequence
-    mono = np.minimum.accumulate(np.where(keep, pairs, np.inf), axis=0)  # ... made monotone
-    tau = -1.0 + 2.0 * np.sum(np.where(keep, mono, 0.0), axis=0)
+    # pairs P_k = rho_2k + rho_2k+1; the scan examines k = 0 .. L (arviz: while t < n - 3) and
+    # stops at the first P_k <= 0 or at k = L: that last examined pair k* is the truncation pair
+    L = max((n - 3) // 2, 0)
+    pairs = rho[: 2 * L + 2].reshape(L + 1, 2, K).sum(axis=1)
+    stop = pairs <= 0
+    stop[L] = True
+    kstar = np.argmax(stop, axis=0)  # (K,)
+    before = np.arange(L + 1)[:, None] < kstar  # the pairs 0 .. k*-1 (all positive)
+    mono = np.minimum.accumulate(np.where(before, pairs, np.inf), axis=0)  # initial monotone seq.
+    cols = np.arange(K)
+    rho_even, p_last = rho[2 * kstar, cols], pairs[kstar, cols]
+    # the truncation pair contributes rho_2k* once: stored when P_k* >= 0, else only if positive
+    last = np.where((p_last >= 0) | (rho_even > 0), rho_even, 0.0)
+    tau = -1.0 + 2.0 * np.sum(np.where(before, mono, 0.0), axis=0) + last
     N = n * M
     tau = np.maximum(tau, 1.0 / math.log10(N))
     return np.where(ok, N / np.where(ok, tau, 1.0), np.nan)
@@ -261,8 +293,10 @@ def ess_bulk(samples):
     return _shape_out(_ess_of(_rank_normalise(_split(x))), x)
 
 
-def _ess_tail_split(y: np.ndarray) -> np.ndarray:
-    flat = y.reshape(-1, y.shape[2])
+def _ess_tail_split(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Tail ESS of x (S, E, ...) with y = _split(x): indicators of the split chains at the 5 % and
+    95 % quantiles of all S E draws (the middle draws of an odd S included, as in posterior)."""
+    flat = x.reshape(x.shape[0] * x.shape[1], y.shape[2])
     q05, q95 = np.quantile(flat, [0.05, 0.95], axis=0)
     lo = _ess_of((y <= q05).astype(float))
     hi = _ess_of((y <= q95).astype(float))
@@ -271,9 +305,10 @@ def _ess_tail_split(y: np.ndarray) -> np.ndarray:
 
 def ess_tail(samples):
     """Tail effective sample size of ``samples`` (S, E, ...): the smaller multi-chain ESS of the
-    indicators ``I(x <= q_0.05)`` and ``I(x <= q_0.95)`` on the split chains (module doc)."""
+    indicators ``I(x <= q_0.05)`` and ``I(x <= q_0.95)`` on the split chains, the quantiles over
+    all draws (module doc)."""
     x = _check(samples)
-    return _shape_out(_ess_tail_split(_split(x)), x)
+    return _shape_out(_ess_tail_split(x, _split(x)), x)
 
 
 def chain_diagnostics(samples) -> Mixing:
@@ -288,7 +323,7 @@ def chain_diagnostics(samples) -> Mixing:
     z = _rank_normalise(y)
     rhat = np.maximum(_rhat_of(z), _rhat_of(_rank_normalise(_fold(y))))
     return Mixing(_shape_out(rhat, x), _shape_out(_ess_of(z), x),
-                  _shape_out(_ess_tail_split(y), x), int(x.shape[1]), int(x.shape[0]))
+                  _shape_out(_ess_tail_split(x, y), x), int(x.shape[1]), int(x.shape[0]))
 
 
 def worst_mixing(*mixings: Mixing) -> Mixing:
