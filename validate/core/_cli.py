@@ -13,8 +13,8 @@
                              [--out FILE]
     richlazy sweep NAME --grid KEY=V1,V2 [--grid ...] [--seeds N] [--out DIR]
                    [--workers N|auto | --scheduler ADDR [--scheduler-timeout S]
-                   [--scheduler-security FILE]] [--device auto|cpu|cuda] [--seed N]
-                   [--threads N] [--no-figures] [--quiet]
+                   [--scheduler-security FILE] | --shard I/N | --print-sbatch N]
+                   [--device auto|cpu|cuda] [--seed N] [--threads N] [--no-figures] [--quiet]
     richlazy sweep --list | richlazy sweep NAME --describe
 
 ``validate`` and ``sweep`` run on Dask with ``--workers N`` (a LocalCluster of N one-thread
@@ -25,8 +25,9 @@ TCP without authentication, ``tls://`` needs ``--scheduler-security FILE``, a JS
 
 Every argument is checked (and the scheduler reached) before anything is written. One run at a
 time per ``--out`` folder (a lock file ``.lock`` in it): a second run into a folder in use exits
-2 at once. ``validate`` adds its cases to the report already in ``--out`` (a case run again
-replaces its entry).
+2 at once; ``sweep --shard I/N`` (a Slurm array task, see ``--print-sbatch N``) locks only its own
+slice (``.lock.shard-I-of-N``), so shards share a folder. ``validate`` adds its cases to the
+report already in ``--out`` (a case run again replaces its entry).
 
 Exit codes: 0 success, 1 a selected validation case (or sweep task) failed, 2 bad arguments
 (one line on stderr naming the option: a bad value, an --out that is a file, not writable or in
@@ -136,7 +137,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _executor_options(parser, what: str) -> None:
+def _executor_options(parser, what: str):
+    """--workers | --scheduler (their group is returned) and the scheduler's options."""
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help=f"run the {what} on a Dask LocalCluster of N one-thread worker processes, "
@@ -153,6 +155,16 @@ def _executor_options(parser, what: str) -> None:
     parser.add_argument("--scheduler-security", metavar="FILE", default=None,
                         help="TLS for a tls:// --scheduler: a JSON file with tls_ca_file, "
                              "tls_client_cert and tls_client_key (paths of PEM files)")
+    return g
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from ..sweeps._slurm import parse_shard  # --shard I/N: integers, N >= 1, 0 <= I < N
+
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _check_scheduler(args):
@@ -216,13 +228,14 @@ def _executor(args, scheduler, stack: contextlib.ExitStack):
     return client, None
 
 
-def _claim_out(out, stack: contextlib.ExitStack) -> None:
-    """Create --out and hold its lock for the rest of ``stack`` (ValueError naming --out)."""
-    from ._lock import out_lock
+def _claim_out(out, stack: contextlib.ExitStack, shard: tuple[int, int] | None = None) -> None:
+    """Create --out and hold its (or ``shard``'s) lock for the rest of ``stack`` (ValueError)."""
+    from ._lock import out_lock, shard_lock
     from ._runner import prepare_out_dir
 
     prepare_out_dir(out, name="--out")
-    stack.enter_context(out_lock(out, name="--out"))
+    stack.enter_context(out_lock(out, name="--out") if shard is None
+                        else shard_lock(out, *shard, name="--out"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -286,7 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CPU threads per task for torch and BLAS (default 1)")
     w.add_argument("--no-figures", action="store_true", help="write no figures")
     w.add_argument("--quiet", action="store_true", help="no line per finished task")
-    _executor_options(w, "tasks")
+    g = _executor_options(w, "tasks")
+    g.add_argument("--shard", type=_shard, metavar="I/N", help="run only tasks k with k mod N == I "
+                   "(a Slurm array task: --shard $SLURM_ARRAY_TASK_ID/N); shards run at once into "
+                   "one --out and write no table: the command without --shard then merges")
+    g.add_argument("--print-sbatch", type=_int_at_least(1, "a positive integer"), metavar="N",
+                   help="print the Slurm array script of N shards of this command and exit")
 
     d = sub.add_parser("diff", help="compare the simulations of two reports of the same cases "
                        "(e.g. a CPU and a CUDA run): z of each difference over the combined SE")
@@ -490,6 +508,11 @@ def _cmd_sweep(args) -> int:
     try:  # every argument before anything is written
         grid = _parse_grid(spec, args.grid)
         scheduler = _check_scheduler(args)
+        if args.print_sbatch is not None:
+            from ..sweeps._slurm import sbatch_for_args
+
+            print(sbatch_for_args(spec.name, grid, out, args), end="")
+            return 0
         _check_out(out)
     except ValueError as exc:
         return _fail(str(exc))
@@ -508,16 +531,22 @@ def _cmd_sweep(args) -> int:
     try:
         with contextlib.ExitStack() as stack:
             executor, workers = _executor(args, scheduler, stack)
-            _claim_out(out, stack)
+            _claim_out(out, stack, args.shard)
             res = sweep(spec.name, grid, seeds=args.seeds, out=out, executor=executor,
                         workers=workers, device=args.device, seed=args.seed,
-                        threads=args.threads, figures=not args.no_figures, on_point_end=end)
+                        threads=args.threads, figures=not args.no_figures, on_point_end=end,
+                        shard=args.shard)
     except ValueError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
         return INTERRUPTED
     n = len(res.rows)
+    if args.shard is not None:
+        print(f"shard {args.shard[0]}/{args.shard[1]}: {n - res.n_failed} of {n} tasks ok "
+              f"({res.resumed} resumed); when every shard has finished, run this command without "
+              "--shard to merge (table and figures)")
+        return 0 if res.ok else 1
     print(f"{n - res.n_failed} of {n} tasks ok ({res.resumed} resumed, {res.executor}); table in "
           f"{pathlib.Path(out) / 'table.csv'}" + (" and table.parquet" if "table.parquet" in res.files
                                                   else " (install pyarrow for Parquet)"))

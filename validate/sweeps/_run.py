@@ -28,7 +28,8 @@ from ._registry import (
 )
 from ._store import RESERVED_COLUMNS, point_key, read_point, table_columns, write_point, write_table
 
-__all__ = ["SweepResult", "SweepTask", "sweep", "run_task", "check_seed", "MAX_SEED"]
+__all__ = ["SweepResult", "SweepTask", "sweep", "run_task", "check_seed", "check_shard",
+           "shard_tasks", "MAX_SEED"]
 
 _DEVICES = ("auto", "cpu", "cuda")
 MAX_SEED = 2**63 - 1  # the table's seed column is a 64-bit signed integer (Parquet int64)
@@ -114,7 +115,8 @@ class SweepResult:
     grid order (see :mod:`._store` for the columns); rows of tasks that did not finish (an
     interrupted run) are absent.  columns : table column order.  out : the sweep folder or None.
     resumed : number of rows read back from an earlier run.  files : table and figure files
-    written (relative to ``out``).  executor : what ran the tasks.
+    written (relative to ``out``).  executor : what ran the tasks.  shard : ``(index, count)`` of
+    a sharded run (its rows are those of its slice; it writes no table or figures), else None.
     """
 
     experiment: str
@@ -125,6 +127,7 @@ class SweepResult:
     resumed: int
     executor: str
     files: list = field(default_factory=list)
+    shard: tuple | None = None
 
     @property
     def n_failed(self) -> int:
@@ -186,14 +189,45 @@ def _check_seeds(seeds) -> list[int]:
     return reps
 
 
-def _prepare_out(out, manifest: dict, stack: contextlib.ExitStack) -> pathlib.Path:
-    """Create and lock (for the rest of ``stack``) the sweep folder, then write sweep.json."""
-    from ..core._lock import out_lock
+def check_shard(shard) -> tuple[int, int] | None:
+    """``shard`` as ``(index, count)`` with ``0 <= index < count`` (or None)."""
+    if shard is None:
+        return None
+    if isinstance(shard, (str, bytes)) or not hasattr(shard, "__len__") or len(shard) != 2:
+        raise TypeError(f"shard must be a pair (index, count), got {shard!r}")
+    count = check_int("shard count", shard[1], minimum=1)
+    index = check_int("shard index", shard[0], minimum=0)
+    if index >= count:
+        raise ValueError(f"shard index must be < the shard count {count} (shards are numbered "
+                         f"0 to {count - 1}), got {index}")
+    return index, count
+
+
+def shard_tasks(n_tasks: int, shard: tuple[int, int] | None) -> list[int]:
+    """Positions (in grid order: point-major, then replicate) of the tasks of ``shard``: task k
+    belongs to shard ``k mod count``."""
+    if shard is None:
+        return list(range(n_tasks))
+    return list(range(shard[0], n_tasks, shard[1]))
+
+
+def _prepare_out(out, manifest: dict, stack: contextlib.ExitStack,
+                 shard: tuple[int, int] | None = None) -> pathlib.Path:
+    """Create and lock (for the rest of ``stack``) the sweep folder, then write sweep.json.
+
+    A sharded run holds its shard's lock instead of the folder's (shards run side by side) and
+    records its shard count in sweep.json; a shard of another count is refused. An unsharded
+    run's manifest has no shard count, so after it any split may start again."""
+    from ..core._lock import out_lock, shard_lock
     from ..core._runner import prepare_out_dir
     from ..rendering._report import atomic_write_text
 
     path = prepare_out_dir(out, name="out")
-    stack.enter_context(out_lock(path, name="out"))
+    if shard is None:
+        stack.enter_context(out_lock(path, name="out"))
+    else:
+        stack.enter_context(shard_lock(path, *shard, name="out"))
+        manifest = dict(manifest, shards=shard[1])
     old = path / "sweep.json"
     if old.exists():
         try:
@@ -203,6 +237,12 @@ def _prepare_out(out, manifest: dict, stack: contextlib.ExitStack) -> pathlib.Pa
         if prev.get("experiment") not in (None, manifest["experiment"]):
             raise ValueError(f"out {str(path)!r} holds a sweep of {prev.get('experiment')!r}, not "
                              f"{manifest['experiment']!r}; choose another folder")
+        if shard is not None and prev.get("shards") not in (None, shard[1]):
+            n = prev["shards"]
+            raise ValueError(f"out {str(path)!r} holds shards of a split into {n} (sweep.json); "
+                             f"every shard of one folder must use the same N: run --shard I/{n}, "
+                             f"or merge with the unsharded command first, got shard "
+                             f"{shard[0]}/{shard[1]}")
     atomic_write_text(old, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return path
 
@@ -221,6 +261,7 @@ def sweep(
     progress: bool = False,
     figures: bool = True,
     on_point_end: Callable | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> SweepResult:
     """Run ``fn`` on every point of ``grid`` × replicate and collect a tidy table.
 
@@ -251,6 +292,14 @@ def sweep(
     threads : CPU threads (torch and BLAS) per task (default 1).
     figures : write the experiment's standard figures into ``out/figures`` at the end.
     on_point_end : called with each finished row (e.g. to print progress).
+    shard : ``(index, count)``, 0 <= index < count: run only the tasks k (in grid order, point
+        by point, replicates within a point) with ``k mod count == index``, into the same folder
+        as the whole sweep, and write no table or figures (a later unsharded run into ``out``
+        reads every finished task back and writes them). Shards of one ``count`` may run at once
+        from separate processes into one folder: each holds its own lock
+        (``out/.lock.shard-I-of-N``) and ``out/.lock`` shared; an unsharded run, the same shard
+        twice, or shards of another count are refused (ValueError), as is a shard count other
+        than the one sweep.json records.
 
     Returns a :class:`SweepResult`. A failing task is recorded (status "failed", its error) and
     the sweep goes on. KeyboardInterrupt propagates after the finished rows are on disk.
@@ -258,6 +307,7 @@ def sweep(
     spec, name, plain_fn, params = _resolve(fn)
     checked = check_grid(grid, params)
     reps = _check_seeds(seeds)
+    shard = check_shard(shard)
     seed = check_seed(seed)
     threads = check_int("threads", threads, minimum=1)
     if device not in _DEVICES:
@@ -281,15 +331,20 @@ def sweep(
 
     # the executor first: an unreachable scheduler leaves nothing on disk
     with open_executor(executor, workers=workers) as ex, contextlib.ExitStack() as held:
-        out_path = _prepare_out(out, manifest, held) if out is not None else None
+        out_path = _prepare_out(out, manifest, held, shard) if out is not None else None
         dev = "cpu"
         if uses_gpu and device != "cpu" and (device == "cuda" or ex.gpu):
             dev = "cuda"
+        order = [(i, r) for i in range(len(points)) for r in reps]
+        order = [order[k] for k in shard_tasks(len(order), shard)]  # a shard's slice
+        mine = set(order)
         tasks, done = [], {}
         for i, cfg in enumerate(points):
             text = config_json(cfg)
             grid_cfg = cfg if params is not None else {k: cfg[k] for k in checked}
             for r in reps:
+                if (i, r) not in mine:
+                    continue
                 key = point_key(name, text, r, seed)
                 row = read_point(out_path, key) if out_path is not None else None
                 if row is not None and row.get("status") == "ok":
@@ -300,7 +355,6 @@ def sweep(
                                        threads, progress))
         resumed = len(done)
         metric_names = list(spec.metrics) if spec is not None else []
-        order = [(i, r) for i in range(len(points)) for r in reps]
 
         def rows_in_order():
             by = {(row["point"], row["replicate"]): row for row in done.values()}
@@ -332,8 +386,10 @@ def sweep(
             if out_path is not None:
                 write_point(out_path, row, res.get("traceback"))
                 now = time.monotonic()
-                if now - last_table[0] >= TABLE_EVERY_S:  # the point files are the record; the
-                    write_table(out_path, rows_in_order(), columns())  # table is rebuilt from them
+                # the point files are the record; the table is rebuilt from them (not by a shard:
+                # shards share the folder, each writes only its own tasks' files)
+                if shard is None and now - last_table[0] >= TABLE_EVERY_S:
+                    write_table(out_path, rows_in_order(), columns())
                     last_table[0] = now
             if on_point_end is not None:
                 on_point_end(row)
@@ -343,7 +399,7 @@ def sweep(
         try:
             ex.map(run_task, tasks, finished, gpu_flags=[t.device == "cuda" for t in tasks])
         finally:  # also on Ctrl-C: the table holds exactly the finished rows
-            if out_path is not None:
+            if out_path is not None and shard is None:
                 table_files[:] = write_table(out_path, rows_in_order(), columns())
         exname = ex.name
 
@@ -352,14 +408,14 @@ def sweep(
     files = []
     if out_path is not None:
         files += table_files
-        if figures and rows:
+        if figures and rows and shard is None:
             from ..rendering._sweep_plots import sweep_figures
 
             figs = spec.figures if spec is not None else ()
             files += [str(p.relative_to(out_path))
                       for p in sweep_figures(rows, checked, _metrics_of(cols, fixed),
                                              out_path / "figures", figs, title=name)]
-    return SweepResult(name, checked, rows, cols, out_path, resumed, exname, files)
+    return SweepResult(name, checked, rows, cols, out_path, resumed, exname, files, shard)
 
 
 def _metrics_of(cols, fixed):
