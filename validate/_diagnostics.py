@@ -188,7 +188,7 @@ def _rank_normalise(y: np.ndarray) -> np.ndarray:
 
 def _fold(y: np.ndarray) -> np.ndarray:
     """``|y - median|`` with the median over all draws (per trailing element)."""
-    med = np.median(y.reshape(-1, y.shape[2]), axis=0)
+    med = np.median(y.reshape(y.shape[0] * y.shape[1], y.shape[2]), axis=0)
     return np.abs(y - med)
 
 

@@ -365,3 +365,16 @@ def test_runner_reports_not_mixed_as_inconclusive(tmp_path, scratch_registry, ca
     assert not rep["passed"]
     md = (tmp_path / "report.md").read_text()
     assert "**NOT MIXED**" in md and "| max R̂ | min bulk ESS |" in md
+
+
+def test_empty_trailing_shape_gives_empty_diagnostics():
+    """(S, E, 0): no quantity, so every diagnostic is an empty array of shape (0,), as
+    ess_bulk and ess_tail already gave (the folded R-hat's median reshape used to fail)."""
+    from richlazy.validate import chain_diagnostics, ess_bulk, ess_tail
+
+    d = chain_diagnostics(np.zeros((10, 3, 0)))
+    assert d.shape == (0,)
+    for v in (d.rhat, d.ess_bulk, d.ess_tail, d.mixed):
+        assert np.asarray(v).shape == (0,)
+    assert np.asarray(ess_bulk(np.zeros((10, 3, 0)))).shape == (0,)
+    assert np.asarray(ess_tail(np.zeros((10, 3, 0)))).shape == (0,)
