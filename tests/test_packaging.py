@@ -19,7 +19,7 @@ def _script() -> str:
     """The installed ``richlazy`` console script (next to this interpreter in a venv)."""
     here = pathlib.Path(sys.executable).parent / "richlazy"
     found = str(here) if here.is_file() else shutil.which("richlazy")
-    if found is None:
+    if found is None:  # a source-tree run without `pip install -e .`: no script to compare
         pytest.skip("the richlazy console script is not installed")
     return found
 
@@ -66,7 +66,7 @@ def test_list_of_python_m_is_the_scripts():
 
 
 def test_citation_cff_names_the_package_and_four_papers():
-    yaml = pytest.importorskip("yaml")
+    yaml = pytest.importorskip("yaml")  # PyYAML is not a dependency; most environments have it
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     for key in ("cff-version", "message", "title", "authors"):  # required by CFF 1.2.0
         assert cff.get(key), key

@@ -50,7 +50,7 @@ import pytest
 from richlazy.validate import chain_diagnostics
 from richlazy.validate._diagnostics import _rank_normalise, _split, split_rhat
 
-pytest.importorskip("arviz_stats")
+pytest.importorskip("arviz_stats")  # the reference is in the dev extra only
 from arviz_stats.base import array_stats  # noqa: E402
 
 RTOL = 1e-10
