@@ -1,6 +1,12 @@
 """Dependency direction (DESIGN.md): theory never imports torch; theory and simulate never import
-each other. Checked in fresh interpreters so earlier imports in the test session don't mask it."""
+each other. Checked in fresh interpreters so earlier imports in the test session don't mask it.
 
+Inside theory/coding, the objects (linear, sigmoid, relu, deep) stand on a shared ground and on
+each other only as the mathematics does (deep -> sigmoid), through public packages; these rules
+replace the old line cap on module size."""
+
+import ast
+import pathlib
 import subprocess
 import sys
 
@@ -29,3 +35,104 @@ def test_public_names_exist(pkg):
     mod = __import__(f"richlazy.{pkg}", fromlist=["__all__"])
     missing = [n for n in mod.__all__ if not hasattr(mod, n)]
     assert not missing and len(set(mod.__all__)) == len(mod.__all__)
+
+
+# ---------------------------------------------------------------------------------------------
+# inside theory/coding: one folder per mathematical object over a shared ground (issue 54)
+# ---------------------------------------------------------------------------------------------
+
+_ROOT = pathlib.Path(__file__).resolve().parents[1]
+_CODING = _ROOT / "theory" / "coding"
+_OBJECTS = ("linear", "sigmoid", "relu", "deep")
+# which objects an object may build on (through their public package only): the tower of the
+# mathematics -- the deep network's feature layer is the general-data sigmoid solver
+_MAY_USE = {"linear": set(), "sigmoid": set(), "relu": set(), "deep": {"sigmoid"}}
+
+
+def _theory_imports(path: pathlib.Path):
+    """Absolute dotted targets (``richlazy.theory....``) of every import in ``path``: for
+    ``from X import n`` both X and X.n (a name may be a submodule)."""
+    rel = path.relative_to(_ROOT).with_suffix("")
+    parts = ["richlazy", *rel.parts]
+    package = parts if parts[-1] == "__init__" else parts[:-1]
+    package = [p for p in package if p != "__init__"]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            for a in node.names:
+                yield mod, f"{mod}.{a.name}", node.lineno
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, a.name, node.lineno
+
+
+def _object_of(dotted: str):
+    parts = dotted.split(".")
+    if parts[:3] == ["richlazy", "theory", "coding"] and len(parts) > 3 and parts[3] in _OBJECTS:
+        return parts[3], parts[4:]
+    return None, None
+
+
+def _coding_violations(path: pathlib.Path, own):
+    """Imports of ``path`` (in object ``own``, None for the ground) that break the object rules."""
+    bad = []
+    for mod, full, line in _theory_imports(path):
+        obj, rest = _object_of(mod)
+        if obj is None:  # ``from richlazy.theory.coding import sigmoid``
+            obj, rest = _object_of(full)
+            target = full
+        else:  # ``from ..sigmoid import name`` or ``from ..sigmoid._toy import name``
+            target = mod if rest else full
+            rest = rest or [full.rsplit(".", 1)[1]]
+            rest = rest if (rest[0].startswith("_") or target == mod) else []
+        if obj is None or obj == own:
+            continue
+        if own is None or obj not in _MAY_USE[own] or (rest and rest[0].startswith("_")):
+            bad.append(f"{path.relative_to(_ROOT)}:{line}: imports {target}")
+    return bad
+
+
+def test_coding_objects_import_only_the_ground_and_public_objects_below_them():
+    """relu imports nothing of sigmoid or deep; sigmoid and linear nothing of another object;
+    deep only sigmoid's public package; no object reaches another object's private modules."""
+    bad = []
+    for obj in _OBJECTS:
+        for p in sorted((_CODING / obj).rglob("*.py")):
+            bad += _coding_violations(p, obj)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_coding_ground_imports_no_object():
+    """_problem, _protocol, _code_core and _gp sit below every object."""
+    bad = []
+    for p in sorted(q for q in _CODING.glob("_*.py") if q.name != "__init__.py"):
+        bad += _coding_violations(p, None)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_coding_package_re_exports_objects_through_their_public_packages():
+    bad = [f"{t}" for mod, t, _ in _theory_imports(_CODING / "__init__.py")
+           if (o := _object_of(mod))[0] is not None and o[1]]
+    assert not bad, bad
+
+
+def test_generic_numerics_know_no_physics():
+    """theory/_numerics.py (Newton, ascent to maxima) imports nothing of richlazy."""
+    mods = [m for m, _, _ in _theory_imports(_ROOT / "theory" / "_numerics.py")]
+    assert not [m for m in mods if m.startswith("richlazy")], mods
+
+
+def test_the_layering_check_sees_a_planted_violation(tmp_path, monkeypatch):
+    """The rule above fails on relu importing a private sigmoid module and deep importing a
+    private sigmoid module, and passes deep importing sigmoid's public package."""
+    relu = _CODING / "relu" / "_planted.py"
+    fake = {relu: "from ..sigmoid._toy import _x\n",
+            _CODING / "deep" / "_planted.py": "from ..sigmoid._general import y\nfrom ..sigmoid import z\n"}
+    orig = pathlib.Path.read_text
+    monkeypatch.setattr(pathlib.Path, "read_text",
+                        lambda self, *a, **k: fake.get(self) or orig(self, *a, **k))
+    assert _coding_violations(relu, "relu") == ["theory/coding/relu/_planted.py:1: imports "
+                                                "richlazy.theory.coding.sigmoid._toy"]
+    deep_bad = _coding_violations(_CODING / "deep" / "_planted.py", "deep")
+    assert deep_bad == ["theory/coding/deep/_planted.py:1: imports richlazy.theory.coding.sigmoid._general"]

@@ -1,7 +1,7 @@
 """Tests of the exact prior sampler of two-layer erf networks and the rare-event importance
 sampler (``richlazy.simulate``, seed 002): the Monte Carlo and importance-sampling estimators
 against the exact per-neuron theory of ``richlazy.theory`` (``perp="exact"``; the theory itself
-is tested in ``tests/theory/test_ldt_erf.py``)."""
+is tested in ``tests/theory/ldt/test_erf.py``)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def _correlated_problem(P=12, N0=40, seed=5):
 
 @pytest.mark.slow
 def test_relu_outliers_maxiter_bounds_the_stages():
-    from richlazy.theory.coding import _relu_outliers
+    from richlazy.theory.coding.relu import _outliers as _relu_outliers
 
     K0, Y = _correlated_problem()
     calls = []
@@ -77,7 +77,7 @@ def test_relu_outliers_maxiter_bounds_the_stages():
 
 def test_relu_outliers_insertions_fit_in_the_budget():
     """maxiter = 5 schedule stages + k insertions at T = 0: never more stages than maxiter."""
-    from richlazy.theory.coding import _relu_outliers
+    from richlazy.theory.coding.relu import _outliers as _relu_outliers
 
     K0, Y = _correlated_problem()
     n_stages = []
@@ -98,7 +98,7 @@ def test_relu_outliers_insertions_fit_in_the_budget():
 
 
 def test_populations_hybr_budget_is_max_iterations(monkeypatch):
-    from richlazy.theory.coding import _populations
+    from richlazy.theory.coding.sigmoid import _populations
 
     s = solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=-0.5))
     real_root = _populations.root
@@ -119,7 +119,7 @@ def test_the_kkt_newton_stops_where_lapack_cannot_factorise_the_jacobian():
     "SVD did not converge in Linear Least Squares" out of solve_relu_outliers) ends the
     iteration at the current point instead of raising, so the solver reports its residual as
     a status."""
-    from richlazy.theory.coding._toy_core import _newton_lstsq
+    from richlazy.theory._numerics import _newton_lstsq
 
     def bad_jacobian(x):
         return np.array([x[0] - 1.0, x[1]]), np.array([[np.nan, 0.0], [0.0, 1.0]])

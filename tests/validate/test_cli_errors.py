@@ -12,24 +12,15 @@ import time
 
 import pytest
 import torch
+from cli_helpers import one_error_line as _one_error_line
+from cli_helpers import run_main as _rc
 from richlazy.validate.benchmarks import _registry as _bench_registry
-from richlazy.validate.core._cli import main
 
 NO_CUDA = not torch.cuda.is_available()
 
 
-def _run_main(argv):
-    try:
-        return main(argv)
-    except SystemExit as exc:  # argparse errors
-        return exc.code
 
 
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("richlazy: error: ") and "Traceback" not in err
-    return lines[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -40,7 +31,7 @@ def _one_error_line(err: str) -> str:
 def test_out_is_an_existing_file_exit_2(tmp_path, capsys):
     f = tmp_path / "afile"
     f.write_text("x")
-    rc = _run_main(["validate", "--only", "coding/linear-toy", "--out", str(f), "--device", "cpu",
+    rc = _rc(["validate", "--only", "coding/linear-toy", "--out", str(f), "--device", "cpu",
                     "--quiet"])
     assert rc == 2
     line = _one_error_line(capsys.readouterr().err)
@@ -51,7 +42,7 @@ def test_out_is_an_existing_file_exit_2(tmp_path, capsys):
 def test_out_below_a_file_exit_2(tmp_path, capsys):
     f = tmp_path / "afile"
     f.write_text("x")
-    rc = _run_main(["validate", "--only", "coding/linear-toy", "--out", str(f / "sub"), "--device",
+    rc = _rc(["validate", "--only", "coding/linear-toy", "--out", str(f / "sub"), "--device",
                     "cpu", "--quiet"])
     assert rc == 2
     line = _one_error_line(capsys.readouterr().err)
@@ -65,7 +56,7 @@ def test_out_unwritable_folder_exit_2(tmp_path, capsys):
     d.mkdir()
     d.chmod(0o500)
     try:
-        rc = _run_main(["validate", "--only", "coding/linear-toy", "--out", str(d), "--device", "cpu",
+        rc = _rc(["validate", "--only", "coding/linear-toy", "--out", str(d), "--device", "cpu",
                         "--quiet"])
     finally:
         d.chmod(0o700)
@@ -77,7 +68,7 @@ def test_out_unwritable_folder_exit_2(tmp_path, capsys):
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux procfs")
 def test_out_in_a_folder_nobody_can_write_exit_2(capsys):
     # procfs refuses new folders even for root, so this case also runs where the test above skips
-    rc = _run_main(["validate", "--only", "coding/linear-toy", "--out", "/proc/self/richlazy-out",
+    rc = _rc(["validate", "--only", "coding/linear-toy", "--out", "/proc/self/richlazy-out",
                     "--device", "cpu", "--quiet"])
     assert rc == 2
     line = _one_error_line(capsys.readouterr().err)
@@ -108,7 +99,7 @@ def test_run_suite_names_out_dir(tmp_path):
 def test_cuda_without_cuda_exit_2(argv, tmp_path, capsys):
     if argv[0] == "validate":
         argv = argv + ["--out", str(tmp_path / "r")]
-    assert _run_main(argv) == 2
+    assert _rc(argv) == 2
     captured = capsys.readouterr()
     line = _one_error_line(captured.err)
     assert "--device cuda" in line and "CUDA is not available" in line
@@ -146,7 +137,7 @@ def test_bench_cuda_for_a_cpu_only_benchmark_is_refused_before_anything_runs(
     real, calls = fake_benchmarks
     assert real["coding"].devices == ("cpu",) and "cuda" in real["sampler"].devices
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # pretend: a CUDA machine
-    assert _run_main(["bench", "--device", "cuda", "--only", "sampler,coding"]) == 2
+    assert _rc(["bench", "--device", "cuda", "--only", "sampler,coding"]) == 2
     captured = capsys.readouterr()
     line = _one_error_line(captured.err)
     assert "--device cuda" in line and "'coding' runs on cpu only" in line
@@ -156,7 +147,7 @@ def test_bench_cuda_for_a_cpu_only_benchmark_is_refused_before_anything_runs(
 def test_bench_without_options_runs_every_benchmark_on_one_thread(fake_benchmarks, capsys):
     real, calls = fake_benchmarks
     old = torch.get_num_threads()
-    assert _run_main(["bench", "--min-time", "0.01"]) == 0
+    assert _rc(["bench", "--min-time", "0.01"]) == 0
     assert [c["name"] for c in calls] == list(real)  # ldt-sampler no longer stops the run
     assert "equality" in [c["name"] for c in calls]
     for c in calls:
@@ -169,14 +160,14 @@ def test_bench_without_options_runs_every_benchmark_on_one_thread(fake_benchmark
 
 def test_bench_threads_option(fake_benchmarks):
     real, calls = fake_benchmarks
-    assert _run_main(["bench", "--only", "ldt", "--threads", "2", "--min-time", "0.01"]) == 0
+    assert _rc(["bench", "--only", "ldt", "--threads", "2", "--min-time", "0.01"]) == 0
     (c,) = calls
     assert c["torch_threads"] == 2 and c["pools"] == {2}
 
 
 def test_bench_real_ldt_sampler_with_default_device(capsys):
     # the smallest real benchmark on the path that crashed at torch.device("auto")
-    assert _run_main(["bench", "--only", "ldt-sampler", "--min-time", "0.01"]) == 0
+    assert _rc(["bench", "--only", "ldt-sampler", "--min-time", "0.01"]) == 0
     assert "chain-steps/s" in capsys.readouterr().out
 
 
@@ -300,7 +291,7 @@ def test_workers_auto_is_one_worker_per_usable_core_and_bad_counts_exit_2(capsys
         assert build_parser().parse_args([*cmd, "--workers", "auto"]).workers == cores
         assert build_parser().parse_args([*cmd, "--workers", "3"]).workers == 3
     for bad in ("0", "two", "-1"):
-        assert _run_main(["validate", "--workers", bad, "--out", "unused"]) == 2
+        assert _rc(["validate", "--workers", bad, "--out", "unused"]) == 2
         line = capsys.readouterr().err.strip().splitlines()[-1]
         assert "--workers" in line and "positive integer or 'auto'" in line and repr(bad) in line, line
     assert not os.path.exists("unused")

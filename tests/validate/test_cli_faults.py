@@ -10,11 +10,11 @@ import socket
 import time
 
 import pytest
+from cli_helpers import one_error_line as _one_error_line
+from cli_helpers import run_main as _rc
 from richlazy.validate.core._cli import build_parser, main, usable_cores
 from richlazy.validate.core._compare import compare
 from richlazy.validate.core._registry import CaseOutcome, register_case
-from test_cli_errors import _one_error_line
-from test_cli_errors import _run_main as _rc
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 DIST_DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "distributed.md"

@@ -6,7 +6,8 @@ import json
 import pathlib
 
 import pytest
-from richlazy.validate.core._cli import main
+from cli_helpers import one_error_line as _one_error_line
+from cli_helpers import run_main as _rc
 from richlazy.validate.rendering._validation_page import read_classifications, render_validation_page
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -143,17 +144,8 @@ def test_bad_arguments_name_the_argument(two_reports):
 # --------------------------------------------------------------------------------------------
 
 
-def _rc(argv):
-    try:
-        return main(argv)
-    except SystemExit as exc:  # argparse errors
-        return exc.code
 
 
-def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("richlazy: error: "), err
-    return lines[0]
 
 
 def test_cli_writes_the_page(two_reports, tmp_path, capsys):

@@ -1,46 +1,44 @@
 """Coding schemes of non-lazy Bayesian networks (seed 000): the linear network (U, kernels per
-layer, predictor), the GP/lazy baseline, sigmoid and ReLU codes on the toy task and on general data.
+layer, predictor), the GP/lazy baseline, sigmoid and ReLU codes on the toy task and on general data,
+and deep sigmoid networks.
 
-Layout: ``_problem`` (shared input checks), ``_toy_core`` (the single-neuron core shared by all
-code solvers), ``_linear``, ``_gp``, ``_sigmoid_toy`` (+ ``_sigmoid_finite_p``),
-``_sigmoid_general`` (+ ``_general_core``), ``_deep`` (lower layers of deep sigmoid networks: the
-conjugate kernel below the feature layer, layer 1 on orthonormal inputs; ``_deep_middle``: the
-layers between, whose prior kernel is class-block; ``_deep_two_layer``: the self-consistent
-L = 2 network; ``_deep_multi_layer``: any L; ``_deep_fixed_point``: their shared Newton loop), ``_sweeps``,
-``_populations``, ``_relu_toy`` (+ ``_relu_multiclass``), ``_relu_block`` (+ ``_relu_block_bulk``:
-the toy theory on class-block kernels), ``_relu_outliers`` (+ ``_relu_factor``, the factor
-K0 = B B^T it is posed on; ``_relu_certificate``, its dual certificate; ``_relu_search``, the
-compiled search for the dual margin, public as ``relu_dual_margin`` in ``_relu_margin``), and
-``_protocol`` (the common ``predict`` / ``test_kernel`` / ``generalization_error`` signatures of
-the predicting solutions).
+Layout, one folder per mathematical object over a small shared ground:
+
+* ground: ``_problem`` (input checks shared by all solvers), ``_protocol`` (the common
+  ``predict`` / ``test_kernel`` / ``generalization_error`` signatures of the predicting
+  solutions), ``_code_core`` (the single-neuron code problem of the orthogonal toy task and the
+  annealed search shared by the sigmoid and ReLU solvers), ``_gp`` (the GP/lazy baseline);
+* :mod:`.linear` -- the deep linear network;
+* :mod:`.sigmoid` -- sigmoid codes: toy task, populations, sweeps, general data;
+* :mod:`.relu` -- ReLU codes: toy task, class-block kernels, outliers on general data;
+* :mod:`.deep` -- deep sigmoid networks (their feature layer is :mod:`.sigmoid`'s general solver).
+
+Objects import the ground and the public names of the objects below them (deep -> sigmoid), never
+another object's private modules (tests/test_layering.py). Generic numerics (Newton, ascent to
+local maxima) are in ``richlazy.theory._numerics``; activation calculus in ``richlazy.theory.kernels``.
 
 Conventions: inputs are columns of X (N0 x P) and enter through input kernels (``input_kernel``);
 targets Y are (P, m), one row per training input, m = number of outputs.
 """
 
-from ._deep import (
-    SigmoidFirstLayerSolution,
-    conjugate_kernel,
-    solve_sigmoid_first_layer,
-)
-from ._deep_middle import (
-    SigmoidMiddleLayerSolution,
-    solve_sigmoid_middle_layer,
-)
-from ._deep_multi_layer import (
-    SigmoidDeepSolution,
-    solve_sigmoid_deep,
-)
-from ._deep_two_layer import (
-    SigmoidTwoLayerSolution,
-    solve_sigmoid_two_layer,
-)
 from ._gp import (
     GPPosterior,
     nngp_posterior,
     solve_nngp,
 )
-from ._linear import (
+from ._protocol import CodingPredictor
+from .deep import (
+    SigmoidDeepSolution,
+    SigmoidFirstLayerSolution,
+    SigmoidMiddleLayerSolution,
+    SigmoidTwoLayerSolution,
+    conjugate_kernel,
+    solve_sigmoid_deep,
+    solve_sigmoid_first_layer,
+    solve_sigmoid_middle_layer,
+    solve_sigmoid_two_layer,
+)
+from .linear import (
     LinearNetworkSolution,
     default_sigma_a2,
     input_kernel,
@@ -48,47 +46,34 @@ from ._linear import (
     solve_linear_network,
     solve_U,
 )
-from ._populations import (
-    SigmoidPopulationSolution,
-    solve_sigmoid_toy_populations,
-)
-from ._protocol import CodingPredictor
-from ._relu_block import (
+from .relu import (
     ReLUBlockSolution,
+    ReLUDualMargin,
+    ReLUOutlierSolution,
+    ReLUToySolution,
     block_stability_margin,
     class_block_kernel,
-    solve_relu_block,
-)
-from ._relu_margin import (
-    ReLUDualMargin,
     relu_dual_margin,
-)
-from ._relu_outliers import (
-    ReLUOutlierSolution,
-    solve_relu_outliers,
-)
-from ._relu_toy import (
-    ReLUToySolution,
     relu_stability_margin,
+    solve_relu_block,
+    solve_relu_outliers,
     solve_relu_toy,
 )
-from ._sigmoid_general import (
+from .sigmoid import (
     SigmoidGeneralSolution,
-    solve_sigmoid_general,
-)
-from ._sigmoid_toy import (
-    SigmoidToySolution,
-    solve_sigmoid_toy,
-    toy_class_targets,
-)
-from ._sweeps import (
+    SigmoidPopulationSolution,
     SigmoidSweep,
+    SigmoidToySolution,
     TemperatureSweep,
     code_transitions,
     locate_code_transition,
     locate_critical_temperature,
+    solve_sigmoid_general,
+    solve_sigmoid_toy,
+    solve_sigmoid_toy_populations,
     sweep_temperature,
     sweep_y_minus,
+    toy_class_targets,
 )
 
 __all__ = [

@@ -33,6 +33,8 @@ compile the Python function anyway.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import numbers
 from collections.abc import Callable
 from functools import lru_cache
@@ -403,3 +405,28 @@ def gaussian_pair_expectation(
             inner = func_g(v) @ w  # E_y[g(v) | x], shape (M, n)
         out[sl] = (fu * inner) @ w
     return out.reshape(shape)[()]
+
+
+def _phi_derivs(Z, activation):
+    """phi, phi', phi'' for the bounded activations (sigmoid_erf, erf)."""
+    if activation == "sigmoid_erf":
+        ph = 0.5 * special.erfc(-0.5 * np.sqrt(np.pi) * Z)
+        d1 = 0.5 * np.exp(-0.25 * np.pi * Z * Z)
+        d2 = -0.5 * np.pi * Z * d1
+    else:  # erf
+        ph = special.erf(Z)
+        d1 = (2.0 / np.sqrt(np.pi)) * np.exp(-Z * Z)
+        d2 = -2.0 * Z * d1
+    return ph, d1, d2
+
+
+@functools.lru_cache(maxsize=16)
+def _product_rule(k, D):
+    """Nodes (k^D, D) and log-weights (k^D,) of the k-point Gauss-Hermite product rule for a
+    standard normal in D dimensions (cached: the map evaluates the same rule many times)."""
+    g1, w1 = np.polynomial.hermite_e.hermegauss(k)
+    logw1 = np.log(w1 / w1.sum())
+    G = np.array(list(itertools.product(g1, repeat=D))) if D else np.zeros((1, 0))
+    LW = np.array(list(itertools.product(logw1, repeat=D))).sum(axis=1) if D else np.zeros(1)
+    G.flags.writeable = LW.flags.writeable = False
+    return G, LW

@@ -28,7 +28,7 @@ psi is convex and psi(0) = 0. Evaluation:
   divergence that the ReLU theory is about is not in psi_R but in the *readout* integral
   ``int da exp(P[-|a|^2/2 + sum_c rho_c psi_R(t_c . a)])``, which exists only while
   ``sum_c rho_c relu(t_c . a)^2 < |a|^2`` in every direction; the marginal directions are the
-  outliers (notes §5.2, see :mod:`richlazy.theory.coding._relu_toy`). Written with stable forms: for
+  outliers (notes §5.2, see :mod:`richlazy.theory.coding.relu._toy`). Written with stable forms: for
   h <= 0 through the repeated Gaussian-tail integrals J_k(x) = int_0^inf z^k e^{-z^2/2 - x z} dz
   (x = -h; recurrence for x <= 10, asymptotic series beyond), for h > 0 through
   ``r = e^{-h^2/2} / (Phi_N(h) + e^{-h^2/2}/2)``.

@@ -12,7 +12,7 @@ the exponents are meaningful ("∝"); ``P_* ∝ E_min`` (eq. 26, alpha = O(1) fi
 Provenance of the rows: two-layer FCN, CNN, ReLU parity and attention [RECON, from the prose of
 App. E]; three-layer FCN (Table 1) [SEC, re-derived]; mean-field rows [RECON].  The exact
 two-layer LDT of :mod:`richlazy.theory.ldt._erf` reproduces the two-layer FCN exponents
-(tests ``tests/theory/test_patterns_tables.py``).
+(tests ``tests/theory/ldt/test_patterns_tables.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,19 @@
+"""Helpers shared by the command-line tests (on sys.path through pytest's ``pythonpath``)."""
+
+from richlazy.validate.core._cli import main
+
+
+def run_main(argv):
+    """The exit code of ``richlazy ARGV``, argparse's SystemExit included."""
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse errors
+        return exc.code
+
+
+def one_error_line(err: str) -> str:
+    """The single ``richlazy: error: ...`` line a failing command prints (no traceback)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("richlazy: error: ") and "Traceback" not in err
+    return lines[0]
