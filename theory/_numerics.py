@@ -1,17 +1,97 @@
-"""Generic numerics shared by the solvers (no physics here): batched Newton ascent to the local
-maxima of an objective (plain Newton where the Hessian is negative definite, saddle-free Newton
-elsewhere, backtracking on the value), the duplicate filter for the maxima found, and Newton's
-method for square, possibly singular but consistent systems (minimum-norm least-squares steps).
+"""Generic numerics shared by the solvers (no physics here): one iteration driver
+(:func:`iterate`: the loop, its count, history and stopping status for an init / step /
+terminate triple), batched Newton ascent to the local maxima of an objective (plain Newton where
+the Hessian is negative definite, saddle-free Newton elsewhere, backtracking on the value), the
+duplicate filter for the maxima found, and Newton's method for square, possibly singular but
+consistent systems (minimum-norm least-squares steps).
 
 The coding solvers of seed 000 use them for the single-neuron problems (code search, code
-equations), the ReLU solvers for their KKT systems."""
+equations), the ReLU solvers for their KKT systems; the deep fixed point and the LDT saddle
+point run their Newton loops through :func:`iterate`."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import linalg
 
 __all__: list[str] = []
+
+# Stopping codes of the driver: the stable integer values of ``richlazy.theory._results.Status``
+# (this module imports nothing of richlazy, tests/test_layering.py; ``Status(code)`` is the member)
+SUCCESS, MAX_ITERATIONS, NUMERICAL_FAILURE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """Outcome of :func:`iterate`: the last state, why the loop stopped (``status``, the int
+    code of a ``richlazy.theory.Status``: 0 SUCCESS, 1 MAX_ITERATIONS, 2 NUMERICAL_FAILURE, ...;
+    ``Status(status)`` is the member, and ``why``, what happened in words), ``nit`` (steps
+    taken) and ``history`` (``record(state)`` of the initial state and of each recorded step)."""
+
+    state: object
+    status: int
+    why: str
+    nit: int
+    history: list = field(default_factory=list)
+
+    @property
+    def converged(self) -> bool:
+        """Whether the stopping criterion was met (status SUCCESS)."""
+        return self.status == SUCCESS
+
+
+def _stop(stop):
+    """``(code, why)`` of a stop given as a status code (a ``Status`` or its int) or a
+    ``(code, why)`` pair."""
+    if isinstance(stop, tuple):
+        return int(stop[0]), str(stop[1])
+    return int(stop), ""
+
+
+def iterate(init, step, terminate=None, *, maxiter, record=None, values=None,
+            nonfinite="the iteration produced non-finite values",
+            exhausted="the iteration budget ran out: raise maxiter, loosen the tolerance or start "
+                      "from a better initial guess"):
+    """Run ``state = step(state, nit)`` from ``init`` until a stop; the driver of every
+    Newton / fixed-point loop (in the style of Optimistix's init / step / terminate and SciPy's
+    ``_elementwise_iterative_method._loop``, for one problem at a time).
+
+    Stops are given in the status vocabulary of ``richlazy.theory.Status`` (a member or its int
+    code, alone or as a ``(code, why)`` pair). Before each step ``nit = 0, 1, ..., maxiter`` the
+    loop stops, in this order of precedence, with NUMERICAL_FAILURE (why: ``nonfinite``, or
+    ``nonfinite(state)`` if callable) when ``values(state)`` has a non-finite entry; with what
+    ``terminate(state)`` returns when that is not None (e.g. SUCCESS); with MAX_ITERATIONS
+    (why: ``exhausted``) when ``nit == maxiter``. A step returns ``(state, stop)``: a ``stop``
+    that is not None (same forms) ends the loop at the returned state (a breakdown, or a
+    convergence test that must come inside the step). After each step that did not stop,
+    ``record(state)`` is appended to the history unless it is None (a step that produced no new
+    iterate, e.g. a Jacobian refresh). Returns an :class:`Iteration`; nit = steps taken."""
+    if isinstance(maxiter, bool) or not isinstance(maxiter, int | np.integer) or maxiter < 0:
+        raise ValueError(f"maxiter must be an int >= 0 (the number of steps allowed), got {maxiter!r}")
+    state = init
+    history = []
+    if record is not None:
+        history.append(record(state))
+    for nit in range(maxiter + 1):
+        stop = None
+        if values is not None and not np.all(np.isfinite(values(state))):
+            stop = (NUMERICAL_FAILURE, nonfinite(state) if callable(nonfinite) else nonfinite)
+        elif terminate is not None:
+            stop = terminate(state)
+        if stop is None and nit == maxiter:
+            stop = (MAX_ITERATIONS, exhausted)
+        if stop is not None:
+            return Iteration(state, *_stop(stop), nit, history)
+        state, stop = step(state, nit)
+        if stop is not None:
+            return Iteration(state, *_stop(stop), nit + 1, history)
+        if record is not None:
+            entry = record(state)
+            if entry is not None:
+                history.append(entry)
+    raise AssertionError("unreachable: the loop stops at nit == maxiter")
 
 
 def _saddle_free_step(hess, grad, with_max=False):
@@ -71,41 +151,65 @@ def _newton_lstsq(fun, x0, tol, maxiter=60):
     x = x0.copy()
     F, J = fun(x)
     res = float(np.max(np.abs(F)))
-    nfev = 1
     if res <= tol:
-        return x, res, nfev
+        return x, res, 1
     try:
         s = np.linalg.svd(J, compute_uv=False)
     except np.linalg.LinAlgError:
-        return x, res, nfev
-    singular = s[-1] < 1e-12 * s[0]
-    for _ in range(maxiter):
-        if res <= tol:
+        return x, res, 1
+    state = _LstsqState(x, F, J, res, 1, s[-1] < 1e-12 * s[0])
+    out = iterate(state, lambda st, _nit: _lstsq_step(fun, st),
+                  lambda st: SUCCESS if st.res <= tol else None, maxiter=maxiter)
+    return out.state.x, out.state.res, out.state.nfev
+
+
+@dataclass
+class _LstsqState:
+    """Iterate of :func:`_newton_lstsq`: x, F(x), J(x), max|F|, evaluations, and whether the
+    first Jacobian was numerically singular (then every step is a least-squares step)."""
+
+    x: np.ndarray
+    F: np.ndarray
+    J: np.ndarray
+    res: float
+    nfev: int
+    singular: bool
+
+
+def _lstsq_dx(J, F, singular):
+    """Newton direction solving ``J dx = -F``: minimum-norm least squares (gelsd, cond 1e-13)
+    when ``singular`` or when LU finds J singular, else LU."""
+    if singular:
+        return linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
+    try:
+        return np.linalg.solve(J, -F)
+    except np.linalg.LinAlgError:
+        return linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
+
+
+def _lstsq_step(fun, st):
+    """One damped step of :func:`_newton_lstsq` (the state is updated in place): the direction
+    of :func:`_lstsq_dx`, halved until max|F| decreases by the factor ``1 - 1e-4 alpha`` (or
+    alpha < 1e-8). Stops (NUMERICAL_FAILURE) when the direction cannot be computed or is not
+    finite, or when the accepted trial point does not decrease max|F|."""
+    try:
+        dx = _lstsq_dx(st.J, st.F, st.singular)
+    except (np.linalg.LinAlgError, ValueError):
+        return st, (NUMERICAL_FAILURE, "the Newton direction could not be computed")
+    if not np.all(np.isfinite(dx)):
+        return st, (NUMERICAL_FAILURE, "the Newton direction is not finite")
+    alpha = 1.0
+    while True:
+        Fn, Jn = fun(st.x + alpha * dx)
+        st.nfev += 1
+        rn = float(np.max(np.abs(Fn)))
+        if rn < (1.0 - 1e-4 * alpha) * st.res or alpha < 1e-8:
             break
-        try:
-            if singular:
-                dx = linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
-            else:
-                try:
-                    dx = np.linalg.solve(J, -F)
-                except np.linalg.LinAlgError:
-                    dx = linalg.lstsq(J, -F, cond=1e-13, lapack_driver="gelsd")[0]
-        except (np.linalg.LinAlgError, ValueError):
-            break
-        if not np.all(np.isfinite(dx)):
-            break
-        alpha = 1.0
-        while True:
-            Fn, Jn = fun(x + alpha * dx)
-            nfev += 1
-            rn = float(np.max(np.abs(Fn)))
-            if rn < (1.0 - 1e-4 * alpha) * res or alpha < 1e-8:
-                break
-            alpha *= 0.5
-        if not rn < res:  # no decrease (or a non-finite residual): stop here
-            break
-        x, F, J, res = x + alpha * dx, Fn, Jn, rn
-    return x, res, nfev
+        alpha *= 0.5
+    if not rn < st.res:  # no decrease (or a non-finite residual): stop here
+        return st, (NUMERICAL_FAILURE, "no decrease of max|F| along the Newton direction")
+    st.x, st.F, st.J, st.res = st.x + alpha * dx, Fn, Jn, rn
+    return st, None
 
 
 def _negative_definite(hess):

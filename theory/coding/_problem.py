@@ -18,7 +18,7 @@ import numpy as np
 
 from ..checks import as_float_array, as_float_matrix, check_alloc, check_int, check_pos_float
 
-__all__: list[str] = []
+__all__: list[str] = []  # KernelFactor is internal to the coding solvers
 
 
 def _check_labels(labels, m):
@@ -76,25 +76,70 @@ def _check_gram(K0, *, name: str = "K0", cholesky: bool = True):
     return K0, L
 
 
+class KernelFactor:
+    """The input kernel K0 (P x P, symmetric positive semi-definite) factored once, the problem
+    object every solver that accepts a singular K0 shares (one eigendecomposition per solve).
+
+    ``K0 = V diag(lam) V^T`` (``numpy.linalg.eigh``, eigenvalues ascending); the eigenvalues
+    ``lam > rank_rtol * max(lam)`` are kept (``rank`` = r of them). Attributes (fixed at
+    construction; the arrays are shared by every user, never modified in place): ``K0``,
+    ``eigenvalues`` lam (P,), ``eigenvectors`` V (P, P), ``rank_rtol``, ``rank``, ``P``,
+    ``singular``; the range factor ``B = V_r lam_r^(1/2)`` (P, r) with ``K0 = B B^T`` (to the dropped
+    eigenvalues), its pseudo-inverse ``Bpinv = lam_r^(-1/2) V_r^T`` (r, P), so that
+    preactivations ``z = B u`` in the range have ``u = Bpinv z`` and ``|u|^2 = z^T K0^+ z``, and
+    an orthonormal basis ``N`` (P, P - r) of the null space (the discarded eigenvectors)."""
+
+    __slots__ = ("K0", "eigenvalues", "eigenvectors", "rank_rtol", "B", "Bpinv", "N")
+
+    def __init__(self, K0, rank_rtol: float = 1e-10):
+        lam, V = np.linalg.eigh(K0)
+        keep = lam > rank_rtol * lam[-1]
+        s = np.sqrt(lam[keep])
+        # the arrays stay writeable (a read-only B would make the numba kernels that take it
+        # compile a second signature); shared by every user of the factor: never modify in place
+        for name, value in dict(K0=K0, eigenvalues=lam, eigenvectors=V, B=V[:, keep] * s,
+                                Bpinv=V[:, keep].T / s[:, None], N=V[:, ~keep],
+                                rank_rtol=rank_rtol).items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"KernelFactor is read-only (cannot set {name!r})")
+
+    @property
+    def P(self) -> int:
+        """Number of training inputs (rows of K0)."""
+        return self.K0.shape[0]
+
+    @property
+    def rank(self) -> int:
+        """Number r of eigenvalues kept (the columns of B)."""
+        return self.B.shape[1]
+
+    @property
+    def singular(self) -> bool:
+        """Whether eigenvalues were dropped (rank < P)."""
+        return self.rank < self.P
+
+    def range_factor(self):
+        """``(B, Bpinv, N)``, the triple of :func:`_range_factor`."""
+        return self.B, self.Bpinv, self.N
+
+    def __repr__(self) -> str:
+        return f"KernelFactor(P={self.P}, rank={self.rank}, rank_rtol={self.rank_rtol:g})"
+
+
 def _range_factor(K0, rank_rtol: float = 1e-10):
     """Factor of a symmetric positive semi-definite kernel on its range (one convention for
-    every solver that accepts a singular K0).
-
-    ``K0 = V diag(lam) V^T``; the eigenvalues ``lam > rank_rtol * max(lam)`` are kept (r of
-    them). Returns ``(B, Bpinv, N)``: ``B = V_r lam_r^(1/2)`` (P, r) with ``K0 = B B^T`` (to the
-    dropped eigenvalues), its pseudo-inverse ``Bpinv = lam_r^(-1/2) V_r^T`` (r, P), so that
-    preactivations ``z = B u`` in the range have ``u = Bpinv z`` and ``|u|^2 = z^T K0^+ z``, and
-    an orthonormal basis N (P, P - r) of the null space (the discarded eigenvectors)."""
-    lam, V = np.linalg.eigh(K0)
-    keep = lam > rank_rtol * lam[-1]
-    s = np.sqrt(lam[keep])
-    return V[:, keep] * s, V[:, keep].T / s[:, None], V[:, ~keep]
+    every solver that accepts a singular K0): ``(B, Bpinv, N)`` of :class:`KernelFactor`
+    (``K0 = B B^T`` on the range, ``Bpinv`` its pseudo-inverse, N the null-space basis)."""
+    return KernelFactor(K0, rank_rtol).range_factor()
 
 
-def _check_psd_gram(K0, *, name: str = "K0", rank_rtol: float = 1e-10):
+def _check_psd_gram(K0, *, name: str = "K0", rank_rtol: float = 1e-10, factor: bool = False):
     """A symmetric positive semi-definite, nonzero input kernel (P, P), possibly singular.
     Eigenvalues down to ``-rank_rtol * max`` count as round-off. Returns (K0, B, Bpinv, N) with
-    the range factor of :func:`_range_factor`."""
+    the range factor of :func:`_range_factor`, or with ``factor=True`` the
+    :class:`KernelFactor` of K0 (whose ``K0`` is the checked kernel; one ``eigh`` of K0)."""
     K0 = as_float_matrix(name, K0)
     P = K0.shape[0]
     if K0.shape != (P, P):
@@ -103,12 +148,15 @@ def _check_psd_gram(K0, *, name: str = "K0", rank_rtol: float = 1e-10):
         raise ValueError(f"{name} must be symmetric positive semi-definite (an input kernel "
                          f"X^T X / N0); it is not symmetric (max |{name} - {name}^T| = "
                          f"{np.max(np.abs(K0 - K0.T)):.3g})")
+    # eigvalsh (LAPACK without eigenvectors) is the check: its eigenvalues are not bit-equal to
+    # eigh's, so the factor below does not replace it (the accepted kernels stay exactly these)
     lam = np.linalg.eigvalsh(K0)
     if not lam[-1] > 0 or lam[0] < -rank_rtol * lam[-1]:
         raise ValueError(f"{name} must be positive semi-definite and nonzero (an input kernel "
                          f"X^T X / N0), got smallest eigenvalue {lam[0]:.6g} (largest "
                          f"{lam[-1]:.6g})")
-    return (K0, *_range_factor(K0, rank_rtol))
+    kf = KernelFactor(K0, rank_rtol)
+    return kf if factor else (K0, *kf.range_factor())
 
 
 def _check_targets(Y, P: int, *, name: str = "Y"):

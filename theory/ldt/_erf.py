@@ -62,6 +62,7 @@ import mpmath
 import numpy as np
 from scipy import optimize, special
 
+from .._numerics import iterate
 from .._results import SolverStatus, Status, grid_status, raise_if_failed
 from ..checks import as_float_array, check_int, check_nonneg_float, check_pos_float, renamed_option
 from ._erf_model import ErfModel, erf_hermite_coefficient_sq, outlier_threshold
@@ -245,25 +246,49 @@ def _solve_t_newton(pr: ErfModel, alpha: float, rtol: float, maxiter: int, t_gue
             hi += step
     if nit > 200:
         return math.exp(x), nit, False
-    dx_old = dx = hi - lo
-    for _ in range(maxiter):
-        out_of_bracket = ((x - hi) * dfx - fx) * ((x - lo) * dfx - fx) > 0.0
-        if dfx <= 0.0 or out_of_bracket or abs(2.0 * fx) > abs(dx_old * dfx):
-            dx_old, dx = dx, 0.5 * (hi - lo)
-            x = lo + dx
-        else:
-            dx_old, dx = dx, fx / dfx
-            x -= dx
-        if abs(dx) < rtol:
-            return math.exp(x), nit, True
-        fx, dfx = fdf(x)
-        nit += 1
-        if fx < 0:
-            lo = x
-        else:
-            hi = x
-    return math.exp(x), nit, False
+    init = _NewtonBracket(x=x, fx=fx, dfx=dfx, lo=lo, hi=hi, dx=hi - lo, dx_old=hi - lo, nit=nit)
+    out = iterate(init, lambda st, _it: _newton_bracket_step(fdf, st, rtol), maxiter=maxiter)
+    return math.exp(out.state.x), out.state.nit, out.converged
 
+
+@dataclass
+class _NewtonBracket:
+    """State of the safeguarded Newton iteration of :func:`_solve_t_newton` in v = log t: the
+    iterate x with F(x), F'(x), the bracket [lo, hi] of the root, the last two step lengths
+    (the bisection test compares with the one before the last) and the evaluations so far."""
+
+    x: float
+    fx: float
+    dfx: float
+    lo: float
+    hi: float
+    dx: float
+    dx_old: float
+    nit: int
+
+
+def _newton_bracket_step(fdf, st, rtol):
+    """One step of the safeguarded Newton iteration (state updated in place): bisection when
+    F' <= 0, the Newton point leaves [lo, hi] or |F| does not halve fast enough, else Newton.
+    Converged (SUCCESS) when the step is below ``rtol``, before evaluating there; else F and F'
+    are evaluated at the new x, which replaces the bracket end of its sign."""
+    x, fx, dfx, lo, hi = st.x, st.fx, st.dfx, st.lo, st.hi
+    out_of_bracket = ((x - hi) * dfx - fx) * ((x - lo) * dfx - fx) > 0.0
+    if dfx <= 0.0 or out_of_bracket or abs(2.0 * fx) > abs(st.dx_old * dfx):
+        st.dx_old, st.dx = st.dx, 0.5 * (hi - lo)
+        st.x = lo + st.dx
+    else:
+        st.dx_old, st.dx = st.dx, fx / dfx
+        st.x = x - st.dx
+    if abs(st.dx) < rtol:
+        return st, Status.SUCCESS
+    st.fx, st.dfx = fdf(st.x)
+    st.nit += 1
+    if st.fx < 0:
+        st.lo = st.x
+    else:
+        st.hi = st.x
+    return st, None
 
 
 def ldt_two_layer_erf(

@@ -25,7 +25,15 @@ class _Factor:
     positive-definite K0 exactly as before singular kernels were accepted). Singular K0 (rank
     r < P by :func:`._problem._range_factor`, eigenvalues <= 1e-10 x the largest dropped): the
     range factor B (P, r) from the eigendecomposition, w = B^+ z, and N (P, P - r) an
-    orthonormal basis of the null space (z N = 0 for every preactivation)."""
+    orthonormal basis of the null space (z N = 0 for every preactivation).
+
+    Built from the :class:`._problem.KernelFactor` of K0 (:meth:`from_kernel`, the range factor
+    of its one eigendecomposition) or, equivalently, from ``(K0, B, Bpinv, N)``."""
+
+    @classmethod
+    def from_kernel(cls, kf):
+        """The factor of the kernel factored by ``kf`` (a :class:`._problem.KernelFactor`)."""
+        return cls(kf.K0, kf.B, kf.Bpinv, kf.N)
 
     def __init__(self, K0, B, Bpinv, Nul):
         P, r = B.shape
@@ -48,6 +56,7 @@ class _Factor:
 
     @property
     def singular(self) -> bool:
+        """Whether K0 is singular (rank r < P: the range factor, not the Cholesky factor)."""
         return self.r < self.P
 
     def to_w(self, Z):

@@ -11,10 +11,13 @@ zbar_i]/2`` subject to ``sum_i abar_i relu(zbar_i)^T = Y^T``, multiplier t) is s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import optimize
 
-from ..._numerics import _newton_lstsq
+from ..._numerics import _newton_lstsq, iterate
+from ..._results import Status
 
 
 def _kkt_pattern(x, n, m, fac, Ps, Y, T, pos, zero):
@@ -114,38 +117,60 @@ def _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol):
 
 def _polish(t, A, Z, fac, Ps, Y, T, tol, zero_rel=1e-5, rounds=8):
     """Exact KKT solve by (least-squares) Newton at a fixed sign pattern; entries that leave
-    their sign class are moved (active-set style) and the solve is repeated."""
-    n, P = Z.shape
-    m = A.shape[1]
+    their sign class are moved (active-set style) and the solve is repeated, at most ``rounds``
+    times (the loop is :func:`richlazy.theory._numerics.iterate` over :func:`_polish_round`).
+    Returns (t, A, Z, nfev)."""
     scale = np.max(np.abs(Z), axis=1, keepdims=True)
     zero = np.abs(Z) <= zero_rel * scale
-    pos = (Z > 0) & ~zero
-    nfev = 0
-    x = None
-    for _ in range(rounds):
-        theta = _subgradient(Z, A, t, fac, zero)[0]
-        V = np.where(zero, theta, Z)
-        x = np.concatenate([t.ravel(), A.ravel(), V.ravel()])
+    st = _PolishState(t=t, A=A, Z=Z, zero=zero, pos=(Z > 0) & ~zero)
+    st = iterate(st, lambda s, _it: _polish_round(s, fac, Ps, Y, T, tol), maxiter=rounds).state
+    return st.t, st.A, st.Z, st.nfev
 
-        def fun(v, pos=pos, zero=zero):
-            return _kkt_pattern(v, n, m, fac, Ps, Y, T, pos, zero)
-        x, res, k = _newton_lstsq(fun, x, tol)
-        nfev += k
-        t = x[: P * m].reshape(P, m)
-        A = x[P * m: P * m + n * m].reshape(n, m)
-        V = x[P * m + n * m:].reshape(n, P)
-        Z = np.where(zero, 0.0, V)
-        bad_pos = pos & (V <= 0)
-        bad_neg = ~pos & ~zero & (V >= 0)
-        bad_zero_hi = zero & (V > 1.0 + 1e-9)
-        bad_zero_lo = zero & (V < -1e-9)
-        if not (bad_pos.any() or bad_neg.any() or bad_zero_hi.any() or bad_zero_lo.any()):
-            break
-        zero = (zero | bad_pos | bad_neg) & ~bad_zero_hi & ~bad_zero_lo
-        pos = (pos & ~bad_pos) | bad_zero_hi
-        tiny = 1e-8 * np.max(np.abs(Z))
-        Z = np.where(bad_zero_hi, tiny, np.where(bad_zero_lo, -tiny, Z))
-    return t, A, Z, nfev
+
+@dataclass
+class _PolishState:
+    """Candidate of :func:`_polish`: readout field t, readouts A, preactivations Z, the sign
+    pattern (``zero``: z = 0 with a subgradient; ``pos``: z > 0; the rest z < 0) and the KKT
+    evaluations so far."""
+
+    t: np.ndarray
+    A: np.ndarray
+    Z: np.ndarray
+    zero: np.ndarray
+    pos: np.ndarray
+    nfev: int = 0
+
+
+def _polish_round(st, fac, Ps, Y, T, tol):
+    """One round of :func:`_polish` (state updated in place): Newton on the KKT system at the
+    current sign pattern from the best subgradient; SUCCESS when every entry stays in its sign
+    class (subgradients in [0, 1]), else the entries that left are moved and nudged off zero."""
+    n, P = st.Z.shape
+    m = st.A.shape[1]
+    pos, zero = st.pos, st.zero
+    theta = _subgradient(st.Z, st.A, st.t, fac, zero)[0]
+    V = np.where(zero, theta, st.Z)
+    x = np.concatenate([st.t.ravel(), st.A.ravel(), V.ravel()])
+
+    def fun(v):
+        return _kkt_pattern(v, n, m, fac, Ps, Y, T, pos, zero)
+    x, res, k = _newton_lstsq(fun, x, tol)
+    st.nfev += k
+    st.t = x[: P * m].reshape(P, m)
+    st.A = x[P * m: P * m + n * m].reshape(n, m)
+    V = x[P * m + n * m:].reshape(n, P)
+    st.Z = np.where(zero, 0.0, V)
+    bad_pos = pos & (V <= 0)
+    bad_neg = ~pos & ~zero & (V >= 0)
+    bad_zero_hi = zero & (V > 1.0 + 1e-9)
+    bad_zero_lo = zero & (V < -1e-9)
+    if not (bad_pos.any() or bad_neg.any() or bad_zero_hi.any() or bad_zero_lo.any()):
+        return st, Status.SUCCESS
+    st.zero = (zero | bad_pos | bad_neg) & ~bad_zero_hi & ~bad_zero_lo
+    st.pos = (pos & ~bad_pos) | bad_zero_hi
+    tiny = 1e-8 * np.max(np.abs(st.Z))
+    st.Z = np.where(bad_zero_hi, tiny, np.where(bad_zero_lo, -tiny, st.Z))
+    return st, None
 
 
 def _prune_merge(A, Z, Ps, K0pinv, rel=1e-6):

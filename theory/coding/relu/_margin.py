@@ -84,8 +84,7 @@ def relu_dual_margin(K0, t, *, sigma_a2: float | None = None, starts=None,
     Returns a :class:`ReLUDualMargin`. Its speed against one scipy call per start:
     ``richlazy bench --only relu-search`` (docs/benchmarks.md).
     """
-    K0, B, Bpinv, Nul = _check_psd_gram(K0)
-    fac = _Factor(K0, B, Bpinv, Nul)
+    fac = _Factor.from_kernel(_check_psd_gram(K0, factor=True))
     P = fac.P
     t = as_float_matrix("t", t, allow_1d=True)  # a 1-D t is one output column
     if t.shape[0] != P:

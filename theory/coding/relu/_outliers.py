@@ -300,8 +300,8 @@ def solve_relu_outliers(
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     report = as_progress(progress, "solve_relu_outliers")
-    K0, B, Bpinv, Nul = _check_psd_gram(K0)
-    fac = _Factor(K0, B, Bpinv, Nul)
+    kf = _check_psd_gram(K0, factor=True)
+    K0, fac = kf.K0, _Factor.from_kernel(kf)
     B = fac.B
     Pn, rank = B.shape
     Y = _check_targets(Y, Pn)

@@ -31,7 +31,7 @@ from scipy import linalg, optimize
 
 from ..._numerics import _ascend_to_maxima, _distinct
 from ...kernels._gauss import _phi_derivs
-from .._problem import _range_factor
+from .._problem import KernelFactor, _range_factor
 from ._bundle_polish import polish_bundle
 from ._general_core import _class_patterns
 
@@ -57,10 +57,11 @@ OUTPUT_ATOL = 1e-4  # ... and the codes' output constraint holds to this max-abs
 
 
 class _RangeNeuron:
-    """Q_t in whitened coordinates on the range of K0: z = B u, K0 = B B^T (B: P x r)."""
+    """Q_t in whitened coordinates on the range of K0: z = B u, K0 = B B^T (B: P x r). ``K0``
+    is the kernel or its :class:`._problem.KernelFactor` (whose B is used as it is)."""
 
     def __init__(self, K0, activation, rank_rtol=1e-10):
-        self.B = _range_factor(K0, rank_rtol)[0]
+        self.B = K0.B if isinstance(K0, KernelFactor) else _range_factor(K0, rank_rtol)[0]
         self.P, self.r = self.B.shape
         self.activation = activation
 
@@ -492,7 +493,8 @@ def _polish_and_certify(neuron, Y, t_c, cert, atoms, archive, certify, report):
 
 
 def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, report=None):
-    """Bundle solve with certificate. Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
+    """Bundle solve with certificate (``K0``: the kernel or its :class:`._problem.KernelFactor`,
+    as for :class:`_RangeNeuron`). Returns a dict: t, Z (n, P), Pg, A, G (tied Q/P), the
     bounds ``upper`` = f(t_c) and ``lower`` (restricted problem), ``gap`` = upper - lower and
     ``rel_gap`` = gap / (1 + |upper|), output residual, degeneracy spread, the other maxima,
     nit, converged, certified, message."""

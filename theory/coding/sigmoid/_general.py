@@ -291,9 +291,8 @@ def solve_sigmoid_general(
                      lambda, smoothing stage and objective) or a callable receiving each message.
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
-    K0, B, _, _ = _check_psd_gram(K0)
-    P = K0.shape[0]
-    singular = B.shape[1] < P
+    kf = _check_psd_gram(K0, factor=True)  # the one eigendecomposition of K0 (bundle: its range)
+    K0, P, singular = kf.K0, kf.P, kf.singular
     Y = _check_targets(Y, P)
     m = Y.shape[1]
     activation = _check_tilted_activation(activation)
@@ -315,12 +314,12 @@ def solve_sigmoid_general(
     report = as_progress(progress, "solve_sigmoid_general")
     start = _check_start_solution(start, Y, activation, strategy, singular)
     if singular and strategy not in ("auto", "bundle"):
-        raise ValueError(f"K0 is singular (rank {B.shape[1]} of {P}): "
+        raise ValueError(f"K0 is singular (rank {kf.rank} of {P}): "
                          f"strategy={strategy!r} needs a positive-definite K0; use "
                          "strategy='bundle' or 'auto', which solve on the range of K0")
     if strategy == "bundle" or (strategy == "auto" and (singular or (
             t0 is None and start is None and _class_structure(Y) is None))):
-        return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
+        return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol, maxiter,
                                 report, throw)
     neuron = _GeneralNeuron(K0, activation)
     structure = _class_structure(Y) if (t0 is None and strategy != "anneal") else None
@@ -336,7 +335,7 @@ def solve_sigmoid_general(
                       "proximal bundle next" if strategy == "auto" else "annealing next"),
                    force=True)
             if structure is None and strategy == "auto":
-                return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol,
+                return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol,
                                         maxiter, report, throw)
             out = None if structure is not None else out
         else:
@@ -352,7 +351,7 @@ def solve_sigmoid_general(
         if not failed["converged"] and strategy == "auto":
             report(f"continuation failed ({failed['message']}); proximal bundle next",
                    force=True)
-            return _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter,
+            return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol, maxiter,
                                     report, throw)
     if out is None or not out["converged"]:
         if t0 is None:
@@ -453,9 +452,11 @@ def _check_start_solution(start, Y, activation, strategy, singular):
     return start
 
 
-def _bundle_solution(K0, Y, activation, threshold, rng, n_random, rtol, maxiter, report, throw):
-    """Strategy "bundle" (:mod:`._bundle`) wrapped as a :class:`SigmoidGeneralSolution`."""
-    out = _solve_general_bundle(K0, Y, activation, rng, max(n_random, 20), rtol, maxiter,
+def _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol, maxiter, report, throw):
+    """Strategy "bundle" (:mod:`._bundle`) on the :class:`._problem.KernelFactor` ``kf`` of K0,
+    wrapped as a :class:`SigmoidGeneralSolution`."""
+    K0 = kf.K0
+    out = _solve_general_bundle(kf, Y, activation, rng, max(n_random, 20), rtol, maxiter,
                                 report if report.enabled else None)
     P = Y.shape[0]
     ok = out["certified"]
