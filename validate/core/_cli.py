@@ -16,6 +16,8 @@
                    [--scheduler-security FILE] | --shard I/N | --print-sbatch N]
                    [--device auto|cpu|cuda] [--seed N] [--threads N] [--no-figures] [--quiet]
     richlazy sweep --list | richlazy sweep NAME --describe
+    richlazy reproduce PAPER:FIGURE [--size quick|paper] [--device auto|cpu|cuda] [--out DIR]
+                       | richlazy reproduce --list [--markdown]
 
 ``validate`` and ``sweep`` run on Dask with ``--workers N`` (a LocalCluster of N one-thread
 processes, at most 4 per usable core; ``auto``: one per usable core) or ``--scheduler ADDR`` (an
@@ -38,9 +40,10 @@ use, a --device this machine or benchmark does not have, a scheduler that cannot
 
 Only what a command needs is imported: ``tables`` imports neither torch nor matplotlib.
 
-The commands live in ``_cli_validate`` (validate, list, info, bench), ``_cli_sweep`` (sweep) and
-``_cli_reports`` (diff, validation-page, tables), their shared checks in ``_cli_common``; this
-module assembles the parser, dispatches, and turns Ctrl-C and report warnings into one line.
+The commands live in ``_cli_validate`` (validate, list, info, bench), ``_cli_sweep`` (sweep),
+``_cli_reports`` (diff, validation-page, tables) and ``_cli_reproduce`` (reproduce), their shared
+checks in ``_cli_common``; this module assembles the parser, dispatches, and turns Ctrl-C and
+report warnings into one line.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import sys
 import warnings
 
 from ... import __version__  # the one source: pyproject's version, read from the installed metadata
-from . import _cli_reports, _cli_sweep, _cli_validate
+from . import _cli_reports, _cli_reproduce, _cli_sweep, _cli_validate
 from ._cli_common import INTERRUPTED as INTERRUPTED
 from ._cli_common import RESUME_HINT as RESUME_HINT
 from ._cli_common import SCHEDULER_TIMEOUT_S as SCHEDULER_TIMEOUT_S
@@ -73,7 +76,8 @@ from ._cli_validate import _cmd_validate as _cmd_validate
 
 __all__ = ["main", "build_parser"]
 
-_COMMANDS = {**_cli_validate.COMMANDS, **_cli_sweep.COMMANDS, **_cli_reports.COMMANDS}
+_COMMANDS = {**_cli_validate.COMMANDS, **_cli_sweep.COMMANDS, **_cli_reports.COMMANDS,
+             **_cli_reproduce.COMMANDS}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_validate.add_parsers(sub)  # validate, list, info, bench: the order --help lists them in
     _cli_sweep.add_parser(sub)
     _cli_reports.add_parsers(sub)  # diff, validation-page, tables
+    _cli_reproduce.add_parser(sub)
     return p
 
 
