@@ -7,8 +7,11 @@ accepted wherever a Python number is.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+import warnings
 
 import numpy as np
 import torch
@@ -29,6 +32,7 @@ __all__ = [
     "check_real",
     "check_seed",
     "check_theta",
+    "renamed_argument",
     "same_device",
 ]
 
@@ -270,3 +274,45 @@ def check_theta(theta, D: int, *, dtype: torch.dtype | None = None, device=None,
         if theta.device.type != device.type:
             raise ValueError(f"{name} must live on {device} (the model's device), got {theta.device}")
     return theta
+
+
+def renamed_argument(**renames: str):
+    """Decorator: each keyword ``old=new`` makes ``old=`` the deprecated keyword spelling of the
+    function's parameter ``new`` (kept for one release), e.g. ``@renamed_argument(steps="n_steps")``
+    (the twin of :func:`richlazy.theory.checks.renamed_argument`). The signature shows the new
+    names only; a call with an old spelling warns a ``DeprecationWarning`` naming the new one and
+    calls with the new one; passing both, by position or keyword, raises ``TypeError``."""
+
+    def decorate(fn):
+        params = list(inspect.signature(fn).parameters.values())
+        names = [p.name for p in params]
+        where = {}  # new -> index of its positional slot, or None (keyword-only)
+        for old, new in renames.items():
+            if new not in names or old in names:
+                raise AssertionError(f"{fn.__name__}: cannot rename {old} to {new}")  # a coding error
+            i = names.index(new)
+            where[new] = i if params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                 params[i].POSITIONAL_OR_KEYWORD) else None
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old not in kwargs:
+                    continue
+                old_value = kwargs.pop(old)
+                by_position = where[new] is not None and len(args) > where[new]
+                if old_value is None:
+                    continue
+                if by_position or kwargs.get(new) is not None:
+                    raise TypeError(f"pass {new}= only; {old}= is its deprecated spelling")
+                warnings.warn(f"{old}= is deprecated and will be removed in the next release; use {new}=",
+                              DeprecationWarning, stacklevel=2)
+                kwargs[new] = old_value
+            return fn(*args, **kwargs)
+
+        notes = "".join(f"\n    Deprecated: ``{old}=`` is the old spelling of ``{new}=`` (it warns; removed "
+                        "in the next release)." for old, new in renames.items())
+        wrapper.__doc__ = (fn.__doc__ or "").rstrip() + "\n" + notes + "\n"
+        return wrapper
+
+    return decorate

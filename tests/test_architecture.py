@@ -247,3 +247,136 @@ def test_figures_are_written_only_by_the_atomic_helper():
            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert not bad, "\n".join(bad)
     assert "atomic_write" in helper.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# validate/recipes: reusable science is imported from recipes, never from a case module
+# ---------------------------------------------------------------------------------------------
+
+_CASES = ("richlazy", "validate", "cases")
+#: the one module outside validate/cases that may name case modules: the registry, which imports
+#: them by their dotted names (``_CASE_MODULES``, importlib) to register their cases
+_CASE_LOADERS = {"validate/core/_registry.py"}
+#: the module of an area that its case modules may share (today: validate/cases/equality/_common.py)
+_AREA_COMMON = "_common"
+#: known cross-case imports left in place, with why (empty this list as they move to recipes)
+_CROSS_CASE_EXCEPTIONS = {
+    ("validate/cases/equality/_figures.py", "richlazy.validate.cases.equality._rich"):
+        "_band (the Eq. C.18 accuracy band) stays in _rich while validate/cases/equality is being "
+        "renamed concurrently (issue 54); it moves to recipes next",
+    ("validate/cases/richness/_gamma.py", "richlazy.validate.cases.equality._common"):
+        "train_sd (the gamma-MLP training of the same-different task) stays in equality/_common "
+        "while its keywords are renamed concurrently (steps, L; issue 54); it moves to recipes next",
+}
+
+
+def _package_source() -> list[pathlib.Path]:
+    files = sorted(ROOT.glob("*.py"))
+    for top in ("theory", "simulate", "validate"):
+        files += sorted((ROOT / top).rglob("*.py"))
+    return files
+
+
+def _import_targets(path: pathlib.Path, source: str | None = None):
+    """(module, module.name or None, lineno) for every import of ``path``, relative imports
+    resolved against the module's own dotted name (``richlazy.<folder>...``)."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = ["richlazy", *rel.parts]
+    package = parts[:-1]  # an __init__'s package is its folder, a module's the folder it is in
+    tree = ast.parse(path.read_text() if source is None else source, filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            for a in node.names:
+                yield mod, f"{mod}.{a.name}", node.lineno
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, None, node.lineno
+
+
+def _case_module_of(dotted: str | None):
+    """``richlazy.validate.cases.<area>.<module>`` named by ``dotted`` as (area, module); (area,
+    None) for the area package itself; None when it names nothing inside validate/cases."""
+    if dotted is None:
+        return None
+    p = dotted.split(".")
+    if tuple(p[:3]) != _CASES:
+        return None
+    return (p[3] if len(p) > 3 else None, p[4] if len(p) > 4 else None)
+
+
+def _outside_violations(path: pathlib.Path, source: str | None = None) -> list[str]:
+    bad = []
+    for mod, full, line in _import_targets(path, source):
+        if _case_module_of(mod) is not None or _case_module_of(full) is not None:
+            bad.append(f"{_rel(path)}:{line}: imports {full or mod}")
+    return bad
+
+
+def _cross_case_violations(path: pathlib.Path, source: str | None = None) -> list[str]:
+    rel = path.relative_to(ROOT).with_suffix("").parts  # validate, cases, area, module
+    own_area, own_mod = rel[2], rel[3]
+    bad = []
+    for mod, full, line in _import_targets(path, source):
+        target = _case_module_of(mod)
+        if target is None:
+            continue
+        area, module = target
+        if module is None:  # ``from . import _x``: the name is the module
+            area, module = _case_module_of(full)
+        if (area, module) == (own_area, own_mod) or (area == own_area and module == _AREA_COMMON):
+            continue
+        if (_rel(path), f"richlazy.validate.cases.{area}.{module}") in _CROSS_CASE_EXCEPTIONS:
+            continue
+        bad.append(f"{_rel(path)}:{line}: imports {full} (a case module's name: move it to "
+                   "validate/recipes)")
+    return bad
+
+
+def test_nothing_outside_the_cases_imports_from_a_case_module():
+    """theory, simulate and validate outside validate/cases (sweeps, benchmarks, core, rendering,
+    recipes) import nothing from validate/cases; only the registry names the case modules, as
+    strings it imports to register their cases. Reusable science lives in validate/recipes."""
+    files = [p for p in _package_source()
+             if not _rel(p).startswith("validate/cases/") and _rel(p) not in _CASE_LOADERS]
+    assert len(files) > 50
+    bad = [v for p in files for v in _outside_violations(p)]
+    assert not bad, "\n".join(bad)
+
+
+def test_case_modules_import_no_other_case_module():
+    """A case module imports names only from recipes and the rest of validate, never from another
+    case module; the one shared module of an area (``_common``) is allowed, and so are the
+    listed exceptions."""
+    files = sorted(p for p in (ROOT / "validate" / "cases").rglob("_*.py") if p.name != "__init__.py")
+    assert len(files) > 15
+    bad = [v for p in files for v in _cross_case_violations(p)]
+    assert not bad, "\n".join(bad)
+    for (file, target), why in _CROSS_CASE_EXCEPTIONS.items():  # an exception that is gone goes
+        found = [m for m, _, _ in _import_targets(ROOT / file)]
+        assert target in found, f"{file} no longer imports {target}: drop the exception ({why})"
+
+
+def test_the_case_import_checks_see_planted_violations():
+    case = ROOT / "validate" / "cases" / "coding" / "_planted.py"
+    planted = ("from ._relu import RELU_TOY_SIZES\nfrom . import _sigmoid\n"
+               "from ..equality._common import Z\nfrom ...recipes import outlier_summary\n"
+               "from ._planted import x\n")
+    assert _cross_case_violations(case, planted) == [
+        "validate/cases/coding/_planted.py:1: imports richlazy.validate.cases.coding._relu.RELU_TOY_SIZES "
+        "(a case module's name: move it to validate/recipes)",
+        "validate/cases/coding/_planted.py:2: imports richlazy.validate.cases.coding._sigmoid "
+        "(a case module's name: move it to validate/recipes)",
+        "validate/cases/coding/_planted.py:3: imports richlazy.validate.cases.equality._common.Z "
+        "(a case module's name: move it to validate/recipes)",
+    ]
+    assert _cross_case_violations(ROOT / "validate" / "cases" / "equality" / "_planted.py",
+                                  "from ._common import Z\n") == []
+    sweep = ROOT / "validate" / "sweeps" / "experiments" / "_planted.py"
+    assert _outside_violations(sweep, "from ...cases.ldt._posterior import SIZES\n"
+                                      "import richlazy.validate.cases.coding._relu\n"
+                                      "from ...recipes import erf_ensemble\n") == [
+        "validate/sweeps/experiments/_planted.py:1: imports richlazy.validate.cases.ldt._posterior.SIZES",
+        "validate/sweeps/experiments/_planted.py:2: imports richlazy.validate.cases.coding._relu",
+    ]

@@ -93,3 +93,14 @@ def test_py_typed_and_main_are_in_the_package():
     setuptools = PYPROJECT["tool"]["setuptools"]
     assert "py.typed" in setuptools["package-data"]["richlazy"]  # shipped in wheels too
     assert "richlazy" in setuptools["packages"]
+
+
+def test_every_package_folder_is_declared_for_the_wheel():
+    """pyproject lists packages explicitly (the repository root is the package root), so a new
+    subpackage left out of the list would import in an editable install and be missing from a
+    built wheel."""
+    declared = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    found = {"richlazy"} | {
+        "richlazy." + ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("theory", "simulate", "validate") for p in (ROOT / top).rglob("__init__.py")}
+    assert found == declared, (sorted(found - declared), sorted(declared - found))

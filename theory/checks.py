@@ -7,6 +7,8 @@ of this module is :mod:`richlazy.simulate.checks`; the two never import each oth
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import warnings
 
@@ -30,6 +32,7 @@ __all__ = [
     "check_pos_float",
     "check_real",
     "check_symmetric",
+    "renamed_argument",
     "renamed_option",
 ]
 
@@ -189,3 +192,44 @@ def renamed_option(new: str, new_value, old: str, old_value, *, default=None, st
     warnings.warn(f"{old}= is deprecated and will be removed in the next release; use {new}=",
                   DeprecationWarning, stacklevel=stacklevel)
     return old_value
+
+
+def renamed_argument(**renames: str):
+    """Decorator: each keyword ``old=new`` makes ``old=`` the deprecated keyword spelling of the
+    function's parameter ``new`` (kept for one release), e.g. ``@renamed_argument(L="n_symbols")``.
+    The signature shows the new names only; a call with an old spelling warns a
+    ``DeprecationWarning`` naming the new one (through :func:`renamed_option`) and calls with the
+    new one; passing both, by position or keyword, raises ``TypeError``."""
+
+    def decorate(fn):
+        params = list(inspect.signature(fn).parameters.values())
+        names = [p.name for p in params]
+        where = {}  # new -> index of its positional slot, or None (keyword-only)
+        for old, new in renames.items():
+            if new not in names or old in names:
+                raise AssertionError(f"{fn.__name__}: cannot rename {old} to {new}")  # a coding error
+            i = names.index(new)
+            where[new] = i if params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                 params[i].POSITIONAL_OR_KEYWORD) else None
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old not in kwargs:
+                    continue
+                old_value = kwargs.pop(old)
+                if where[new] is not None and len(args) > where[new]:  # new given by position
+                    if old_value is not None:
+                        raise TypeError(f"pass {new}= only; {old}= is its deprecated spelling")
+                    continue
+                value = renamed_option(new, kwargs.pop(new, None), old, old_value)
+                if value is not None:
+                    kwargs[new] = value
+            return fn(*args, **kwargs)
+
+        notes = "".join(f"\n    Deprecated: ``{old}=`` is the old spelling of ``{new}=`` (it warns; removed "
+                        "in the next release)." for old, new in renames.items())
+        wrapper.__doc__ = (fn.__doc__ or "").rstrip() + "\n" + notes + "\n"
+        return wrapper
+
+    return decorate

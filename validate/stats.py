@@ -9,6 +9,11 @@ chains (any trailing shape). They are pure numpy and never print.
   batch is much longer than the autocorrelation time (check with :func:`effective_sample_size`).
 * :func:`mean_se` - mean and standard error across independent replicas (seeds, ensemble members,
   independent chains): ``std(ddof=1) / sqrt(n)`` along one axis.
+* :func:`chain_se`, :func:`chain_mean_se`, :func:`fraction_se`, :func:`binomial_se` - the
+  standard-error rules of the validation cases and sweeps: the larger of batch means and the
+  chain-to-chain spread; the spread of per-chain means across independent chains; a fraction of
+  units (binomial, floored at one unit, or the chain spread); a binomial proportion floored at
+  p(1-p) = 1/4 n.
 * :func:`effective_sample_size` - Geyer's initial-positive-sequence estimate from the
   chain-averaged autocorrelation function (Geyer 1992, Stat. Sci. 7, 473).
 * :func:`chain_diagnostics` (:class:`Mixing`), :func:`split_rhat`, :func:`ess_bulk`,
@@ -19,6 +24,7 @@ chains (any trailing shape). They are pure numpy and never print.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -35,6 +41,7 @@ from ._diagnostics import (
 )
 
 __all__ = ["Estimate", "batch_means", "effective_sample_size", "estimate", "mean_se",
+           "binomial_se", "chain_mean_se", "chain_se", "fraction_se",
            "RHAT_MAX", "Mixing", "chain_diagnostics", "ess_bulk", "ess_tail", "split_rhat",
            "worst_mixing"]
 
@@ -56,6 +63,28 @@ def _as_real(name, x):
         return np.asarray(x, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a real numeric array, got {type(x).__name__}") from None
+
+
+def _numeric_array(name, x, *, min_ndim: int, what: str):
+    """``x`` as an array of its own real dtype (not converted, so sums keep the caller's
+    precision); non-numeric or complex input raises TypeError, fewer than ``min_ndim`` axes or
+    non-finite values ValueError, each naming ``name``."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    if a.ndim < min_ndim:
+        raise ValueError(f"{name} must have shape {what}, got shape {a.shape}")
+    if a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be non-empty and finite, got shape {a.shape}")
+    return a
+
+
+def _positive_int(name, n):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {n!r} ({type(n).__name__})")
+    if n < 1:
+        raise ValueError(f"{name} must be >= 1, got {n}")
+    return int(n)
 
 
 def _check(samples):
@@ -137,3 +166,57 @@ def mean_se(x, axis: int = -1):
     if not np.all(np.isfinite(x)):
         raise ValueError("x contains NaN or inf")
     return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(n)
+
+
+# ---------------------------------------------------------------------------------------------
+# standard-error rules of the validation cases and sweeps (moved here from the case modules and
+# experiments that defined them; arithmetic unchanged)
+# ---------------------------------------------------------------------------------------------
+
+
+def chain_se(x):
+    """Standard error of the grand mean of x (S, E): the larger of pooled batch means (4 per
+    chain) and the chain-to-chain spread (the bulk readout drifts on ~100 paper-time units)."""
+    x = _numeric_array("x", x, min_ndim=2, what="(S, E) with S samples of E chains").astype(float)
+    _, se_b = batch_means(x, n_batches=4)
+    per_chain = x.mean(0)
+    se_c = float(mean_se(per_chain)[1]) if per_chain.size > 1 else 0.0
+    return float(max(se_b, se_c))
+
+
+def chain_mean_se(x):
+    """Mean over samples per chain, then mean and standard error across independent chains.
+
+    ``x`` (S, E, ...): the trailing axes are averaged with the samples. No chain diagnostics
+    (R-hat, ESS) belong to it when every chain samples the posterior of its own training set (the
+    ldt ensembles, :func:`richlazy.validate.recipes.erf_ensemble`): the chains have different
+    targets and a between-chain R-hat would measure the data-set spread, not mixing; the value
+    is an average over these independent chains."""
+    x = _numeric_array("x", x, min_ndim=2, what="(S, E, ...) with S samples of E >= 2 chains")
+    m, se = mean_se(x.reshape(x.shape[0], x.shape[1], -1).mean(axis=(0, 2)))
+    return float(m), float(se)
+
+
+def fraction_se(per_chain, n_units):
+    """Mean ``p`` of per-chain fractions (E,) of ``n_units`` units and its standard error:
+    ``max(sqrt(max(p (1 - p), 1/n_units) / n_units), chain-to-chain SE)`` (binomial over the
+    units floored at one unit; no chain term for E = 1). Returns ``(p, se)``."""
+    per_chain = _numeric_array("per_chain", per_chain, min_ndim=1, what="(E,)")
+    if per_chain.ndim != 1:
+        raise ValueError(f"per_chain must have shape (E,), got shape {per_chain.shape}")
+    n_units = _positive_int("n_units", n_units)
+    p = float(per_chain.mean())
+    binom = math.sqrt(max(p * (1 - p), 1.0 / n_units) / n_units)
+    spread = float(mean_se(per_chain)[1]) if len(per_chain) > 1 else 0.0
+    return p, max(binom, spread)
+
+
+def binomial_se(p: float, n: int) -> float:
+    """Standard error ``sqrt(max(p (1 - p), 1/(4 n)) / n)`` of a proportion ``p`` of ``n``
+    independent trials (floored so that p = 0 or 1 still gets an error)."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"p must be a real number, got {p!r} ({type(p).__name__})")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be a proportion in [0, 1], got {p}")
+    n = _positive_int("n", n)
+    return math.sqrt(max(p * (1 - p), 0.25 / n) / n)

@@ -42,6 +42,7 @@ from ..checks import (
     check_generator,
     check_int,
     check_pos_float,
+    renamed_argument,
     same_device,
 )
 
@@ -188,7 +189,8 @@ class GammaMLPResult:
     test_accuracy : (n_eval, E)  the accuracy history; train_loss : (n_eval, E) mean BCE of the
                                  preceding training batch.
     W0, a0, dW, da               initial parameters and final displacements (W = W0 + dW).
-    gamma, alpha : (E,)          richness and learning rate of each member; d_eff, alpha0, steps.
+    gamma, alpha : (E,)          richness and learning rate of each member; d_eff, alpha0, steps
+                                 (the ``n_steps`` of the call).
     diverged : (E,) bool         members with a non-finite training loss or parameters at an
                                  evaluation step (the policy of every simulate result; see the
                                  ``throw`` argument of :func:`train_gamma_mlp`).
@@ -346,6 +348,7 @@ def _make_result(hist, W0, a0, dW, da, gam, alpha, d_eff, alpha0, steps, *, prot
     )
 
 
+@renamed_argument(steps="n_steps")
 def train_gamma_mlp(
     sample_batch: Callable[[torch.Generator], tuple[torch.Tensor, torch.Tensor]],
     x_test: torch.Tensor,
@@ -355,7 +358,7 @@ def train_gamma_mlp(
     d_eff: float,
     width: int = 1024,
     alpha0: float = 0.1,
-    steps: int = 2000,
+    n_steps: int = 2000,
     eval_every: int = 100,
     generator: torch.Generator,
     dtype=torch.float32,
@@ -398,7 +401,7 @@ def train_gamma_mlp(
     alpha = gamma_learning_rate(gam, d_eff, alpha0)
     m = check_int("width", width, minimum=1)
     _check_weight_sizes(E, D, m, dtype.itemsize, copies=6)
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("n_steps", n_steps, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
 
     W0, a0 = _initial_params(init, E, D, m, generator=generator, dtype=dtype)

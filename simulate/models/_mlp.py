@@ -39,6 +39,7 @@ from ..checks import (
     check_generator_on,
     check_nonneg_float,
     check_pos_float,
+    renamed_argument,
 )
 
 __all__ = ["MLPParams", "MLPTrainResult", "init_mlp_ensemble", "mlp_forward", "train_mlp_ensemble"]
@@ -178,7 +179,7 @@ class MLPTrainResult:
     record_steps : (R,) step indices of the records (0 = before training, last = ``steps``).
     final_loss : (E,) last recorded loss.  diverged : (E,) bool, non-finite loss seen (that
     member's updates were stopped; the policy of every simulate result, see ``throw``).
-    steps : number of steps taken.
+    steps : number of steps taken (the ``n_steps`` of the call).
     """
 
     params: MLPParams
@@ -208,13 +209,14 @@ def _loss(weights, X, Yt, gain, output_scale):
     return 0.5 * ((out - Yt) ** 2).sum(dim=(1, 2)) / X.shape[1]
 
 
+@renamed_argument(steps="n_steps")
 def train_mlp_ensemble(
     params: MLPParams,
     X,
     Y,
     *,
     lr,
-    steps: int,
+    n_steps: int,
     alpha=1.0,
     batch_size: int | None = None,
     last_layer_only=False,
@@ -231,7 +233,7 @@ def train_mlp_ensemble(
     params : MLPParams   initial weights (not modified).
     X : (n, d) shared or (E, n, d) per-member inputs.  Y : (n, C) or (E, n, C) targets.
     lr : float or (E,)   learning rate (per step, on the loss L_e above).
-    steps : int          number of gradient steps (>= 0; 0 trains nothing: the result holds the
+    n_steps : int        number of gradient steps (>= 0; 0 trains nothing: the result holds the
         initial parameters and their loss).
     alpha : float or (E,) target downscaling: members fit Y / alpha.
     batch_size : int, optional   minibatch size (per member, reshuffled every epoch with
@@ -260,7 +262,7 @@ def train_mlp_ensemble(
         raise ValueError(f"Y must have shape ({n}, {C}) or ({E}, {n}, {C}), got {tuple(Yb.shape)}")
     if not bool(torch.isfinite(Xb).all()) or not bool(torch.isfinite(Yb).all()):
         raise ValueError("X and Y must be finite")
-    steps = check_count("steps", steps, minimum=0)
+    steps = check_count("n_steps", n_steps, minimum=0)
     lr_t = _per_member(lr, E, "lr", dtype, device)
     alpha_t = _per_member(alpha, E, "alpha", dtype, device)
     frozen = torch.as_tensor(last_layer_only, device=device)

@@ -59,6 +59,7 @@ from ..checks import (
     check_int,
     check_nonneg_float,
     check_pos_float,
+    renamed_argument,
     same_device,
 )
 from ..tasks._pairs import member_counts, pair_indices
@@ -299,6 +300,7 @@ def _published_evaluator(E, n_test, d, sigma2, eval_gen, W0, a0, stepper, gam, d
     return evaluate
 
 
+@renamed_argument(steps="n_steps")
 def train_gamma_mlp_sd(
     symbols: torch.Tensor,
     x_test: torch.Tensor | None,
@@ -310,7 +312,7 @@ def train_gamma_mlp_sd(
     d_eff: float | None = None,
     width: int = 1024,
     alpha0: float = 0.1,
-    steps: int = 2000,
+    n_steps: int = 2000,
     eval_every: int | None = None,
     n_test: int | None = None,
     sigma2: float = 0.0,
@@ -390,7 +392,7 @@ def train_gamma_mlp_sd(
     _check_weight_sizes(E, 2 * d, m, dtype.itemsize, copies=6)
     check_alloc(f"batch_size={B} with n_members={E} and width={m}", E * B * (6 * m + 4 * d + 8),
                 itemsize=8, what="one step's (E, batch_size, width) activations and the batch")
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("n_steps", n_steps, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=1)
     eval_chunk = check_int("eval_chunk", eval_chunk, minimum=1)
     method = _pick_method(method, sigma2, Lmax, d, B)

@@ -269,9 +269,9 @@ E["theory.block_stability_margin"] = ex(
     sigma_a2="pos_float",
 )
 E["theory.solve_relu_block"] = ex(
-    lambda t: dict(K=_BLOCK_K, Y=_toy_targets()[_BLOCK_LAB], sigma_a2=1.0 / 12, T=0.0,
+    lambda t: dict(K0=_BLOCK_K, Y=_toy_targets()[_BLOCK_LAB], sigma_a2=1.0 / 12, T=0.0,
                    bulk="none", atol=1e-9, maxiter=3, quad_nodes=4, readout_nodes=3),
-    K="psd_matrix",
+    K0="psd_matrix",
     Y="matrix",
     sigma_a2="pos_float",
     T="nonneg_float",
@@ -696,7 +696,7 @@ E["theory.llr_memorising"] = ex(
     sigma2="pos_float",
 )
 E["theory.circulant_eigenpairs"] = ex(lambda t: dict(d=4), d="pos_int")
-E["theory.eq3_accuracy"] = ex(lambda t: dict(L=4), L="count2")
+E["theory.eq3_accuracy"] = ex(lambda t: dict(n_symbols=4), n_symbols="count2")
 E["theory.handcrafted_accuracy"] = ex(lambda t: dict(rho=1.5), rho="pos_float")
 E["theory.handcrafted_different_accuracy"] = ex(lambda t: dict(rho=1.5), rho="pos_float")
 E["theory.handcrafted_solution"] = ex(lambda t: dict(d=3, rho=1.5), d="pos_int", rho="pos_float")
@@ -719,20 +719,21 @@ E["theory.readout_drift_ratio"] = ex(
     omega1_minus="matrix",
     omega2_minus="matrix",
 )
-E["theory.readout_ratio_heuristic"] = ex(lambda t: dict(L=4), L="count2")
-E["theory.rich_accuracy"] = ex(lambda t: dict(L=4, rho=1.5), L="count2", rho="pos_float")
-E["theory.rich_different_accuracy"] = ex(lambda t: dict(L=4, rho=1.5), L="count2", rho="pos_float")
+E["theory.readout_ratio_heuristic"] = ex(lambda t: dict(n_symbols=4), n_symbols="count2")
+E["theory.rich_accuracy"] = ex(lambda t: dict(n_symbols=4, rho=1.5), n_symbols="count2", rho="pos_float")
+E["theory.rich_different_accuracy"] = ex(lambda t: dict(n_symbols=4, rho=1.5), n_symbols="count2",
+                                          rho="pos_float")
 E["theory.self_consistent_mu"] = ex(
     lambda t: dict(n_plus=3, n=8, readout_sign=1), n_plus="nonneg_float", n="pos_int", readout_sign="sign"
 )
 E["theory.simulate_markov_walkers"] = ex(
-    lambda t: dict(L=4, readout_sign=1, n_units=3, batch_size=8, steps=3, seed=0),
+    lambda t: dict(n_symbols=4, readout_sign=1, n_units=3, batch_size=8, n_steps=3, seed=0),
     nan_ok="residual is NaN by design (a simulation, not an iterative solve)",
-    L="count2",
+    n_symbols="count2",
     readout_sign="sign",
     n_units="pos_int",
     batch_size="pos_int",
-    steps="pos_int",
+    n_steps="pos_int",
     seed="seed",
 )
 E["theory.walker_drifts"] = ex(
@@ -744,14 +745,14 @@ E["theory.walker_drifts"] = ex(
 )
 E["theory.kernel_gradient_descent"] = ex(
     lambda t: (
-        lambda xy: dict(train_x=xy[0], train_y=xy[1], test_x=xy[0][:3], kernel="ntk", lr=0.5, steps=5)
+        lambda xy: dict(train_x=xy[0], train_y=xy[1], test_x=xy[0][:3], kernel="ntk", lr=0.5, n_steps=5)
     )(_sd_pairs(8, 2, 3)),
     train_x="matrix",
     train_y="labels",
     test_x="matrix",
     kernel="choice",
     lr="pos_float",
-    steps="pos_int",
+    n_steps="pos_int",
     loss="choice",
 )
 E["theory.kernel_regression_predict"] = ex(
@@ -767,8 +768,8 @@ E["theory.kernel_regression_predict"] = ex(
 E["theory.relu_nngp_gram"] = ex(lambda t: dict(X1=_X(4, 3), X2=_X(2, 3, 1)), X1="matrix", X2="matrix")
 E["theory.relu_ntk_gram"] = ex(lambda t: dict(X1=_X(4, 3), X2=_X(2, 3, 1)), X1="matrix", X2="matrix")
 E["theory.sd_kernel_accuracy"] = ex(
-    lambda t: dict(L=3, d=2, kernel="ntk", n_test=20, n_seeds=2, ridge=1e-3, seed=0),
-    L="count2",
+    lambda t: dict(n_symbols=3, d=2, kernel="ntk", n_test=20, n_seeds=2, ridge=1e-3, seed=0),
+    n_symbols="count2",
     d="pos_int",
     kernel="choice",
     n_test="pos_int",
@@ -797,13 +798,13 @@ E["theory.sd_training_pairs"] = ex(
 E["theory.sphere_cosine_mean"] = ex(
     lambda t: dict(func=lambda u: u * u, n=5, epsabs=1e-8), func="callable", n="count2", epsabs="pos_float"
 )
-E["theory.theorem2_bound"] = ex(lambda t: dict(L=3, d=4), L="count2", d="pos_int")
+E["theory.theorem2_bound"] = ex(lambda t: dict(n_symbols=3, d=4), n_symbols="count2", d="pos_int")
 E["theory.sd_max_margin_accuracy"] = ex(
-    lambda t: dict(L=3, n_test=50, seed=0, chunk=20),
-    L="count2",
+    lambda t: dict(n_symbols=3, n_test=50, seed=0, chunk=20),
+    n_symbols="count2",
     n_test="pos_int",
     seed="seed",
     max_perms="pos_int",
     chunk="pos_int",
 )
-E["theory.sd_symmetric_max_margin"] = ex(lambda t: dict(L=3), L="count2")
+E["theory.sd_symmetric_max_margin"] = ex(lambda t: dict(n_symbols=3), n_symbols="count2")

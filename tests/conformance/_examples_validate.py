@@ -190,6 +190,11 @@ E["validate.stats.estimate"] = ex(
     samples="array",
     n_batches="pos_int",
 )
+E["validate.stats.chain_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((64, 3))), x="array")
+E["validate.stats.chain_mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((16, 4, 2))), x="array")
+E["validate.stats.fraction_se"] = ex(lambda t: dict(per_chain=np.array([0.2, 0.3, 0.25]), n_units=40),
+                                     per_chain="array", n_units="pos_int")
+E["validate.stats.binomial_se"] = ex(lambda t: dict(p=0.3, n=100), n="pos_int")
 E["validate.stats.mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((3, 5)), axis=-1), x="array")
 
 # multi-chain convergence diagnostics (split-R-hat, bulk/tail ESS) and the case verdict

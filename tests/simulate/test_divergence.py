@@ -83,8 +83,8 @@ def test_train_mlp_ensemble_throw_raises():
     p = init_mlp_ensemble(2, 3, 16, 1, generator=_g(19), dtype=torch.float64)
     lr = torch.tensor([1e4, 1e-3], dtype=torch.float64)
     with pytest.raises(DivergedError, match=r"members? \[0\]"):
-        train_mlp_ensemble(p, X, Y, lr=lr, steps=200, throw=True)
-    ok = train_mlp_ensemble(p, X, Y, lr=1e-3, steps=20, throw=True)
+        train_mlp_ensemble(p, X, Y, lr=lr, n_steps=200, throw=True)
+    ok = train_mlp_ensemble(p, X, Y, lr=1e-3, n_steps=20, throw=True)
     assert ok.diverged.tolist() == [False, False]
 
 
@@ -107,11 +107,11 @@ def _gamma_setup(bad_member=None, bad_from=3):
 
 def test_train_gamma_mlp_flags_a_diverged_member():
     sample, xt, yt, d = _gamma_setup(bad_member=1)
-    r = train_gamma_mlp(sample, xt, yt, 1.0, d_eff=d, width=8, steps=20, eval_every=5,
+    r = train_gamma_mlp(sample, xt, yt, 1.0, d_eff=d, width=8, n_steps=20, eval_every=5,
                         generator=_g(3))
     assert r.diverged.dtype == torch.bool and r.diverged.tolist() == [False, True, False]
     assert torch.isfinite(r.dW[[0, 2]]).all()
-    clean = train_gamma_mlp(*_gamma_setup()[:3], 1.0, d_eff=d, width=8, steps=20, eval_every=5,
+    clean = train_gamma_mlp(*_gamma_setup()[:3], 1.0, d_eff=d, width=8, n_steps=20, eval_every=5,
                             generator=_g(3))
     assert clean.diverged.tolist() == [False, False, False]
     # the healthy members are unaffected by the diverged one
@@ -121,7 +121,7 @@ def test_train_gamma_mlp_flags_a_diverged_member():
 def test_train_gamma_mlp_throw_raises():
     sample, xt, yt, d = _gamma_setup(bad_member=2)
     with pytest.raises(DivergedError, match=r"member \[2\]"):
-        train_gamma_mlp(sample, xt, yt, 1.0, d_eff=d, width=8, steps=20, eval_every=5,
+        train_gamma_mlp(sample, xt, yt, 1.0, d_eff=d, width=8, n_steps=20, eval_every=5,
                         generator=_g(3), throw=True)
 
 

@@ -87,12 +87,12 @@ def test_batched_ensemble_equals_separately_trained_networks():
     it = iter(batches)
     W0, a0 = init_gamma_mlp(E, 2 * d, m, generator=_g(4), dtype=torch.float64)
     gam = torch.tensor([0.05, 0.5, 2.0])
-    res = train_gamma_mlp(lambda g: next(it), xt, yt, gam, d_eff=d, width=m, steps=steps,
+    res = train_gamma_mlp(lambda g: next(it), xt, yt, gam, d_eff=d, width=m, n_steps=steps,
                           eval_every=10, generator=_g(5), dtype=torch.float64, init=(W0, a0))
     for e in range(E):
         it_e = iter([(bx[e:e + 1], by[e:e + 1]) for bx, by in batches])
         r = train_gamma_mlp(lambda g, it_e=it_e: next(it_e), xt[e:e + 1], yt[e:e + 1], gam[e:e + 1],
-                            d_eff=d, width=m, steps=steps, eval_every=10, generator=_g(5),
+                            d_eff=d, width=m, n_steps=steps, eval_every=10, generator=_g(5),
                             dtype=torch.float64, init=(W0[e:e + 1], a0[e:e + 1]))
         torch.testing.assert_close(r.dW[0], res.dW[e], rtol=1e-10, atol=1e-12)
         torch.testing.assert_close(r.test_accuracy[:, 0], res.test_accuracy[:, e])
@@ -109,7 +109,7 @@ def test_lazy_limit_function_dynamics_independent_of_gamma_and_weights_move_prop
     out = {}
     for gam in (lazy_gamma(d), 1e-4, 1e-3):
         it = iter(batches)
-        r = train_gamma_mlp(lambda g, it=it: next(it), xt, yt, gam, d_eff=d, width=m, steps=steps,
+        r = train_gamma_mlp(lambda g, it=it: next(it), xt, yt, gam, d_eff=d, width=m, n_steps=steps,
                             eval_every=100, generator=_g(8), init=(W0, a0))
         f = gamma_mlp_output(xt, r.W0, r.a0, r.dW, r.da, torch.tensor([gam]), d)
         out[gam] = (f, (r.dW.norm() / r.W0.norm()).item())
@@ -126,7 +126,7 @@ def test_rich_network_learns_sd_task_and_reports_final_and_best():
     S, xt, yt = _sd_setup(E, d, L, 9, dtype=torch.float32)
     xt, yt = xt.float(), yt.float()
     r = train_gamma_mlp(lambda g: sd_train_batch(S.float(), 64, generator=g), xt, yt, 1.0, d_eff=d,
-                        width=m, steps=300, eval_every=50, generator=_g(10))
+                        width=m, n_steps=300, eval_every=50, generator=_g(10))
     assert r.test_accuracy.shape == (7, E) and r.eval_steps.tolist() == [0, 50, 100, 150, 200, 250,
                                                                           300]
     torch.testing.assert_close(r.best_accuracy, r.test_accuracy.max(0).values)
@@ -152,4 +152,4 @@ def test_trainer_validation():
                         init=(torch.zeros(2, 5, 6), torch.zeros(2, 5)))
     with pytest.raises(ValueError, match="sample_batch must return"):
         train_gamma_mlp(lambda g: (torch.zeros(3, 8, 6), torch.zeros(3, 8)), xt, yt, 1.0,
-                        d_eff=3, width=4, steps=1, generator=_g())
+                        d_eff=3, width=4, n_steps=1, generator=_g())

@@ -334,13 +334,13 @@ def test_ensemble_members_train_independently_and_match_single_runs():
     p = init_mlp_ensemble(3, 4, 6, 2, generator=_gen(5), dtype=torch.float64)
     alpha = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)
     lr = torch.tensor([0.1, 0.2, 0.05], dtype=torch.float64)
-    res = train_mlp_ensemble(p, X, Y, lr=lr, steps=15, alpha=alpha)
+    res = train_mlp_ensemble(p, X, Y, lr=lr, n_steps=15, alpha=alpha)
     for e in range(3):
         single = type(p)(tuple(w[e : e + 1] for w in p.weights), p.gain, p.output_scale)
-        r1 = train_mlp_ensemble(single, X, Y, lr=float(lr[e]), steps=15, alpha=float(alpha[e]))
+        r1 = train_mlp_ensemble(single, X, Y, lr=float(lr[e]), n_steps=15, alpha=float(alpha[e]))
         for w1, we in zip(r1.params.weights, res.params.weights, strict=True):
             torch.testing.assert_close(w1[0], we[e], rtol=1e-12, atol=1e-12)
-    full_mb = train_mlp_ensemble(p, X, Y, lr=lr, steps=15, alpha=alpha, batch_size=12, generator=_gen(6))
+    full_mb = train_mlp_ensemble(p, X, Y, lr=lr, n_steps=15, alpha=alpha, batch_size=12, generator=_gen(6))
     for w1, we in zip(full_mb.params.weights, res.params.weights, strict=True):
         torch.testing.assert_close(w1, we, rtol=1e-12, atol=1e-12)
     assert res.loss_history.shape[1] == 3
@@ -354,7 +354,7 @@ def test_full_batch_gd_matches_manual_gradient_step():
     Y = torch.randn((5, 2), generator=_gen(8), dtype=torch.float64)
     p = init_mlp_ensemble(1, 3, 4, 2, generator=_gen(9), dtype=torch.float64)
     alpha, lr = 2.0, 0.3
-    res = train_mlp_ensemble(p, X, Y, lr=lr, steps=1, alpha=alpha)
+    res = train_mlp_ensemble(p, X, Y, lr=lr, n_steps=1, alpha=alpha)
 
     def loss(ws):
         _, out = mlp_forward(type(p)(ws, p.gain, p.output_scale), X)
@@ -380,7 +380,7 @@ def test_last_layer_only_freezes_hidden_and_follows_linear_gd():
     p = init_mlp_ensemble(2, 5, 40, 2, generator=_gen(12), dtype=torch.float64, output_scale=1.5)
     alpha, lr, T = 2.0, 0.7, 60
     res = train_mlp_ensemble(
-        p, X, Y, lr=lr, steps=T, alpha=alpha, last_layer_only=[True, False], num_threads=1
+        p, X, Y, lr=lr, n_steps=T, alpha=alpha, last_layer_only=[True, False], num_threads=1
     )
     torch.testing.assert_close(res.params.weights[0][0], p.weights[0][0], rtol=0, atol=0)
     assert not torch.allclose(res.params.weights[0][1], p.weights[0][1])  # trained member
@@ -398,9 +398,9 @@ def test_minibatch_sgd_is_reproducible_with_generator():
     X = torch.randn((16, 3), generator=_gen(13))
     Y = torch.randn((16, 2), generator=_gen(14))
     p = init_mlp_ensemble(2, 3, 8, 2, generator=_gen(15))
-    a = train_mlp_ensemble(p, X, Y, lr=0.1, steps=10, batch_size=4, generator=_gen(16))
-    b = train_mlp_ensemble(p, X, Y, lr=0.1, steps=10, batch_size=4, generator=_gen(16))
-    c = train_mlp_ensemble(p, X, Y, lr=0.1, steps=10, batch_size=4, generator=_gen(17))
+    a = train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=10, batch_size=4, generator=_gen(16))
+    b = train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=10, batch_size=4, generator=_gen(16))
+    c = train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=10, batch_size=4, generator=_gen(17))
     torch.testing.assert_close(a.params.weights[1], b.params.weights[1])
     assert not torch.allclose(a.params.weights[1], c.params.weights[1])
 
@@ -409,7 +409,7 @@ def test_divergence_is_flagged_not_raised():
     X = torch.randn((8, 3), generator=_gen(18), dtype=torch.float64) * 10
     Y = torch.ones((8, 1), dtype=torch.float64)
     p = init_mlp_ensemble(2, 3, 16, 1, generator=_gen(19), dtype=torch.float64)
-    res = train_mlp_ensemble(p, X, Y, lr=torch.tensor([1e4, 1e-3], dtype=torch.float64), steps=200)
+    res = train_mlp_ensemble(p, X, Y, lr=torch.tensor([1e4, 1e-3], dtype=torch.float64), n_steps=200)
     assert res.diverged.tolist() == [True, False]
     assert torch.isfinite(res.params.weights[0][1]).all()
 
@@ -429,19 +429,35 @@ def test_mlp_validation():
     with pytest.raises(ValueError, match=r"X must have shape \(n, 3\) or \(2, n, 3\)"):
         mlp_forward(p, torch.zeros((5, 4)))
     with pytest.raises(ValueError, match=r"Y must have shape \(5, 2\)"):
-        train_mlp_ensemble(p, X, torch.zeros((5, 3)), lr=0.1, steps=1)
+        train_mlp_ensemble(p, X, torch.zeros((5, 3)), lr=0.1, n_steps=1)
     with pytest.raises(ValueError, match="alpha must be > 0"):
-        train_mlp_ensemble(p, X, Y, lr=0.1, steps=1, alpha=0.0)
+        train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=1, alpha=0.0)
     with pytest.raises(ValueError, match=r"lr must be a scalar or have shape \(2,\)"):
-        train_mlp_ensemble(p, X, Y, lr=[0.1, 0.1, 0.1], steps=1)
+        train_mlp_ensemble(p, X, Y, lr=[0.1, 0.1, 0.1], n_steps=1)
     with pytest.raises(ValueError, match=r"batch_size must be an int in \[1, 5\]"):
-        train_mlp_ensemble(p, X, Y, lr=0.1, steps=1, batch_size=6, generator=g)
+        train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=1, batch_size=6, generator=g)
     with pytest.raises(TypeError, match="generator must be a torch.Generator"):
-        train_mlp_ensemble(p, X, Y, lr=0.1, steps=1, batch_size=2)
+        train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=1, batch_size=2)
     with pytest.raises(ValueError, match="num_threads must be a positive int or None"):
-        train_mlp_ensemble(p, X, Y, lr=0.1, steps=1, num_threads=0)
+        train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=1, num_threads=0)
     before = torch.get_num_threads()
-    train_mlp_ensemble(p, X, Y, lr=0.1, steps=2, num_threads=1)
+    train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=2, num_threads=1)
     assert torch.get_num_threads() == before  # restored
     with pytest.raises(ValueError, match="X and Y must be finite"):
-        train_mlp_ensemble(p, X, Y * float("nan"), lr=0.1, steps=1)
+        train_mlp_ensemble(p, X, Y * float("nan"), lr=0.1, n_steps=1)
+
+
+def test_steps_is_a_deprecated_alias_of_n_steps():
+    """``steps=`` (the old spelling) warns naming ``n_steps=``, trains the same; both raise."""
+    X = torch.randn((6, 3), generator=_gen(3), dtype=torch.float64)
+    Y = torch.randn((6, 1), generator=_gen(4), dtype=torch.float64)
+    p = init_mlp_ensemble(2, 3, 4, 1, generator=_gen(5), dtype=torch.float64)
+    new = train_mlp_ensemble(p, X, Y, lr=0.1, n_steps=4)
+    with pytest.warns(DeprecationWarning, match="steps= is deprecated.*use n_steps=") as rec:
+        old = train_mlp_ensemble(p, X, Y, lr=0.1, steps=4)
+    assert rec[0].filename == __file__
+    assert old.steps == new.steps == 4
+    for a, b in zip(old.params.weights, new.params.weights, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    with pytest.raises(TypeError, match="pass n_steps= only"):
+        train_mlp_ensemble(p, X, Y, lr=0.1, steps=4, n_steps=4)

@@ -46,7 +46,7 @@ def _setup(dtype=torch.float64):
 
 def _reference(S, n, xt, yt, gam, B, dtype, steps=200, sigma2=0.0):
     return train_gamma_mlp(lambda g: sd_train_batch(S, B, n_symbols=n, sigma2=sigma2, generator=g),
-                           xt, yt, gam, d_eff=D_SYM, width=48, steps=steps, eval_every=50,
+                           xt, yt, gam, d_eff=D_SYM, width=48, n_steps=steps, eval_every=50,
                            generator=_g(1), dtype=dtype)
 
 
@@ -61,7 +61,7 @@ def _rel(a, b):
 def test_structured_step_follows_the_dense_trajectory_float64(method, B):
     S, n, xt, yt, gam = _setup()
     ref = _reference(S, n, xt, yt, gam, B, torch.float64)
-    r = train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=B, width=48, steps=200,
+    r = train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=B, width=48, n_steps=200,
                            eval_every=50, generator=_g(1), dtype=torch.float64, method=method)
     assert r.method == method and r.protocol == "richlazy"
     assert _rel(r.dW, ref.dW) < 1e-10 and _rel(r.da, ref.da) < 1e-10
@@ -89,7 +89,7 @@ def test_structured_step_float32_including_the_lazy_member(method):
     gam = gam[:3]  # γ = 3 (α = γ√d α₀) amplifies float32 rounding over 200 steps; see the float64 test
     S, n, xt, yt = S[:3], n[:3], xt[:3], yt[:3]
     ref = _reference(S, n, xt, yt, gam, 32, torch.float32)
-    r = train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=32, width=48, steps=200,
+    r = train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=32, width=48, n_steps=200,
                            eval_every=50, generator=_g(1), method=method)
     assert r.dW.dtype == torch.float32
     assert _rel(r.dW, ref.dW) < 1e-4 and _rel(r.da, ref.da) < 1e-4
@@ -101,7 +101,7 @@ def test_structured_step_float32_including_the_lazy_member(method):
 def test_noisy_inputs_use_the_dense_step_and_structured_methods_refuse_them():
     S, n, xt, yt, gam = _setup()
     ref = _reference(S, n, xt, yt, gam, 32, torch.float64, steps=20, sigma2=0.3)
-    r = train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=32, width=48, steps=20,
+    r = train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=32, width=48, n_steps=20,
                            eval_every=50, sigma2=0.3, generator=_g(1), dtype=torch.float64)
     assert r.method == "dense"
     assert torch.equal(r.dW, ref.dW) and torch.equal(r.test_accuracy, ref.test_accuracy)
@@ -155,7 +155,7 @@ def test_published_init_moments_and_support():
     assert abs(big.var().item() * 512 - 1) < 5 * math.sqrt(2 / big.numel())
     # what the published protocol of train_gamma_mlp_sd starts from
     S = sd_symbols(2, 4, 8, generator=_g(0))
-    r = train_gamma_mlp_sd(S, None, None, 1.0, width=16, steps=1, protocol="published", n_test=8,
+    r = train_gamma_mlp_sd(S, None, None, 1.0, width=16, n_steps=1, protocol="published", n_test=8,
                            generator=_g(7))
     W0p, a0p = init_gamma_mlp_published(2, 16, 16, generator=_g(7))
     assert torch.equal(r.W0, W0p) and torch.equal(r.a0, a0p)
@@ -181,7 +181,7 @@ def test_bernoulli_labels():
 
 def test_published_training_is_the_dense_trajectory_with_bernoulli_batches():
     S, n, _, _, gam = _setup()
-    r = train_gamma_mlp_sd(S, None, None, gam, n_symbols=n, batch_size=32, width=48, steps=100,
+    r = train_gamma_mlp_sd(S, None, None, gam, n_symbols=n, batch_size=32, width=48, n_steps=100,
                            eval_every=25, n_test=128, protocol="published", generator=_g(1),
                            dtype=torch.float64)
     g = _g(1)
@@ -189,7 +189,7 @@ def test_published_training_is_the_dense_trajectory_with_bernoulli_batches():
     torch.randint(0, 2**62, (1,), generator=g)  # the draw that seeds the evaluation stream
     xt, yt = sd_test_batch(4, 8, D_SYM, generator=_g(9), dtype=torch.float64)
     ref = train_gamma_mlp(lambda gg: sd_train_batch(S, 32, n_symbols=n, generator=gg, labels="bernoulli"),
-                          xt, yt, gam, d_eff=D_SYM, width=48, steps=100, eval_every=100, generator=g,
+                          xt, yt, gam, d_eff=D_SYM, width=48, n_steps=100, eval_every=100, generator=g,
                           dtype=torch.float64, init=(W0, a0))
     assert r.method == "gram" and r.protocol == "published"
     assert _rel(r.dW, ref.dW) < 1e-10 and _rel(r.da, ref.da) < 1e-10
@@ -208,7 +208,7 @@ def test_published_evaluation_draws_fresh_pairs_each_time(monkeypatch):
     S = sd_symbols(2, 4, 8, generator=_g(0))
 
     def run(eval_every=2, seed=1):
-        return train_gamma_mlp_sd(S, None, None, 1.0, width=16, steps=6, eval_every=eval_every,
+        return train_gamma_mlp_sd(S, None, None, 1.0, width=16, n_steps=6, eval_every=eval_every,
                                   n_test=64, protocol="published", generator=_g(seed))
 
     r = run()
@@ -237,7 +237,7 @@ def test_published_defaults(monkeypatch):
         return sd_test_batch(*args, **kw)
 
     monkeypatch.setattr(_sd_structured, "sd_test_batch", recording)
-    r = train_gamma_mlp_sd(S, None, None, 1.0, width=8, steps=2001, batch_size=4,
+    r = train_gamma_mlp_sd(S, None, None, 1.0, width=8, n_steps=2001, batch_size=4,
                            protocol="published", generator=_g(1))
     assert r.eval_steps.tolist() == [1000, 2000, 2001]  # every 1000 steps and after the last
     assert all(c[1] == 1024 for c in calls) and len(calls) == 3
@@ -245,7 +245,7 @@ def test_published_defaults(monkeypatch):
 
 def test_validation():
     S, n, xt, yt, gam = _setup()
-    kw = dict(generator=_g(), width=4, steps=1)
+    kw = dict(generator=_g(), width=4, n_steps=1)
     with pytest.raises(ValueError, match="protocol must be one of"):
         train_gamma_mlp_sd(S, xt, yt, 1.0, protocol="paper", **kw)
     with pytest.raises(ValueError, match="method must be one of"):
@@ -278,8 +278,33 @@ def test_divergence_is_flagged_per_member():
     S, n, xt, yt, _ = _setup()
     gam = torch.tensor([1.0, 1.0, 1.0, 1.0])
     r = train_gamma_mlp_sd(S * torch.tensor([1.0, 1.0, 1e30, 1.0])[:, None, None], xt, yt, gam,
-                           width=8, steps=3, eval_every=1, generator=_g(), dtype=torch.float32)
+                           width=8, n_steps=3, eval_every=1, generator=_g(), dtype=torch.float32)
     assert r.diverged.tolist() == [False, False, True, False]
     with pytest.raises(DivergedError, match="train_gamma_mlp_sd: non-finite loss or parameters at step 1"):
-        train_gamma_mlp_sd(S * 1e30, xt, yt, gam, width=8, steps=3, eval_every=1, generator=_g(),
+        train_gamma_mlp_sd(S * 1e30, xt, yt, gam, width=8, n_steps=3, eval_every=1, generator=_g(),
                            throw=True)
+
+
+def test_steps_is_a_deprecated_alias_of_n_steps():
+    """train_gamma_mlp and train_gamma_mlp_sd: ``steps=`` warns naming ``n_steps=`` and trains the
+    same networks; passing both raises TypeError."""
+    S, n, xt, yt, gam = _setup()
+    kw = dict(d_eff=D_SYM, width=8, eval_every=2, generator=None)
+
+    def dense(**k):
+        return train_gamma_mlp(lambda g: sd_train_batch(S, 8, n_symbols=n, generator=g), xt, yt, gam,
+                               **{**kw, "generator": _g(1)}, **k)
+
+    def structured(**k):
+        return train_gamma_mlp_sd(S, xt, yt, gam, n_symbols=n, batch_size=8, width=8, eval_every=2,
+                                  generator=_g(1), **k)
+
+    for fn in (dense, structured):
+        new = fn(n_steps=3)
+        with pytest.warns(DeprecationWarning, match="steps= is deprecated.*use n_steps="):
+            old = fn(steps=3)
+        assert old.steps == new.steps == 3
+        torch.testing.assert_close(old.dW, new.dW, rtol=0, atol=0)
+        torch.testing.assert_close(old.test_accuracy, new.test_accuracy, rtol=0, atol=0)
+        with pytest.raises(TypeError, match="pass n_steps= only"):
+            fn(steps=3, n_steps=3)

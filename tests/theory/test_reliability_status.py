@@ -94,7 +94,12 @@ def test_relu_outliers_insertions_fit_in_the_budget():
     finally:
         mp.undo()
     assert len(n_stages) == r.nit <= 7
-    assert r.converged or r.status is Status.MAX_ITERATIONS
+    # a certified minimum within the budget (measured: 3 outliers, 7 stages, dual margin
+    # 1 + 5e-8) or, where the rounding takes a longer path, the budget is what stopped it
+    if r.converged:
+        assert r.status is Status.SUCCESS and r.dual_margin <= 1 + 1e-6
+    else:
+        assert r.status is Status.MAX_ITERATIONS and "maxiter=7" in r.message
 
 
 def test_populations_hybr_budget_is_max_iterations(monkeypatch):

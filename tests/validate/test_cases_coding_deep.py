@@ -1,37 +1,10 @@
-"""The coding/deep-sigmoid case: its helpers on known distributions, and a tiny end-to-end run."""
+"""The coding/deep-sigmoid case: tiny end-to-end runs (its helpers: tests/validate/recipes/)."""
 
 import json
 
-import numpy as np
 import pytest
 from richlazy.validate.cases.coding import _deep
-from richlazy.validate.cases.coding._deep import layer_code_keys, mixing_value
-from richlazy.validate.cases.coding._persistence import lagged_persistence
 from richlazy.validate.core._cli import main
-
-
-def test_mixing_value_is_the_agreement_probability_of_independent_draws():
-    assert mixing_value([0, 0, 1, 1]) == pytest.approx(0.5)
-    assert mixing_value(np.full((3, 4), 7)) == pytest.approx(1.0)
-    # i.i.d. codes (no memory): the lagged persistence is Σ p² at every lag >= 1
-    p = np.array([0.5, 0.3, 0.15, 0.05])
-    rng = np.random.default_rng(0)
-    keys = rng.choice(4, size=(400, 2, 200), p=p)
-    exact = float(np.sum(p * p))
-    assert mixing_value(keys) == pytest.approx(exact, abs=0.005)
-    n = keys[3:].size
-    se = np.sqrt(exact * (1 - exact) / n)
-    assert lagged_persistence(keys, 3).mean() == pytest.approx(exact, abs=5 * se)
-
-
-def test_mixing_value_rejects_empty_keys():
-    with pytest.raises(ValueError, match="keys"):
-        mixing_value(np.zeros((0, 3)))
-
-
-def test_layer_code_keys_threshold_class_means_at_one_half():
-    cm = np.array([[[0.6, 0.4, 0.7], [0.5, 0.9, 0.1]]])  # (E=1, N=2, m=3)
-    assert layer_code_keys(cm).tolist() == [[1 + 4, 2]]  # 0.5 itself is not active
 
 
 @pytest.mark.slow
@@ -41,7 +14,7 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
                         dict(L=L, N=12, P=12, N0=16, y_minus=0.5, T=0.01, dt=0.02, n_chains=2,
                              n_steps=200, burn_in=40, thin=8))
     if L > 2:  # one cheap Newton step of the L-layer theory (3 field nodes per dimension)
-        from richlazy.validate.cases.coding import _deep_theory
+        from richlazy.validate.recipes import _deep_theory
 
         real = _deep_theory.solve_sigmoid_deep
         monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep",
@@ -90,37 +63,6 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
         assert (out / fig).stat().st_size > 1000
 
 
-def test_block_values_are_the_class_block_means():
-    from richlazy.validate.cases.coding._deep_theory import _block_values
-
-    labels = np.array([0, 0, 1, 1, 1])
-    K = np.arange(25, dtype=float).reshape(5, 5)
-    K = K + K.T
-    b = _block_values(np.stack([K, 2 * K]), labels, 2)  # a leading batch axis is kept
-    assert b["diagonal, class 1"].tolist() == [np.mean([24, 36, 48]), 2 * np.mean([24, 36, 48])]
-    assert b["within class 0"][0] == K[0, 1]
-    assert b["within class 1"][0] == pytest.approx(np.mean([K[2, 3], K[2, 4], K[3, 4]]))
-    assert b["between classes 0,1"][0] == pytest.approx(K[:2, 2:].mean())
-
-
-def test_theory_class_codes_merges_codes_with_the_same_class_pattern():
-    from types import SimpleNamespace
-
-    from richlazy.validate.cases.coding._deep import theory_class_codes
-
-    labels = np.array([0, 0, 1, 2])
-    act = np.array([[0.9, 0.8, 0.9, 0.1],   # class pattern 1-1-0
-                    [0.7, 0.9, 0.6, 0.2],   # 1-1-0 again (another mode, same code)
-                    [0.1, 0.2, 0.1, 0.9]])  # 0-0-1
-    sol = SimpleNamespace(mean_activations=act, P_gamma=np.array([0.2, 0.6, 0.2]),
-                          a_gamma=np.array([[1.0, 2.0, 0.0], [2.0, 0.0, 1.0], [0.0, 0.0, 3.0]]))
-    keys, P, a = theory_class_codes(sol, labels, 3)
-    assert keys.tolist() == [3, 4]
-    assert P == pytest.approx([0.8, 0.2])
-    assert a[0] == pytest.approx((0.2 * np.array([1.0, 2.0, 0.0]) + 0.6 * np.array([2.0, 0.0, 1.0])) / 0.8)
-    assert a[1] == pytest.approx([0.0, 0.0, 3.0])
-
-
 def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
     monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
                         dict(_deep.DEEP_SIGMOID_SIZES["quick"], L=1))
@@ -134,8 +76,8 @@ def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("suite, size_path", [("quick", None), ("full", (8,))])
 def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatch, suite, size_path):
-    from richlazy.validate.cases.coding import _deep_theory
     from richlazy.validate.core._registry import all_cases
+    from richlazy.validate.recipes import _deep_theory
 
     spec = all_cases()["coding/deep-sigmoid-3"]
     assert spec.suites == ("quick", "full")

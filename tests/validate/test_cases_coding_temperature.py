@@ -1,5 +1,5 @@
 """Helpers of the coding/sigmoid-temperature case: the threshold-free comparisons (class-mean
-outputs against y - T t, mean readout) and the code-fraction comparison, on synthetic samples
+outputs against y - T t, mean readout) and the fraction outside the codes, on synthetic samples
 drawn around a known theory (they must pass) and shifted away from it (they must fail)."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
-from richlazy.validate.cases.coding._sigmoid import code_fraction_quantities
 from richlazy.validate.cases.coding._temperature import _ABOVE, _outside_fraction, _threshold_free
 
 RHO = np.array([0.5, 0.25, 0.25])
@@ -42,17 +41,6 @@ def test_threshold_free_quantities_pass_on_the_theory_and_fail_off_it(single):
     assert not any(q.passed for q, b in zip(wrong[:9], big, strict=True) if b)
     off_a = _threshold_free(single, *_samples(single, rng, shift_a=0.1), N, "note", "T: ", _ABOVE)
     assert all(q.passed for q in off_a[:9]) and not any(q.passed for q in off_a[9:])
-
-
-def test_code_fractions_against_the_theory(single):
-    key = int((single.codes[0] * (1 << np.arange(3))).sum())  # 1-1-1 -> 7
-    keys = np.full((S, E, N), key)
-    qs = code_fraction_quantities(single, keys, N, "note")
-    assert [q.passed for q in qs] == [True, True]
-    keys[:, :, :20] = 1  # 20 % of the neurons in code 1-0-0, which the theory does not have
-    qs = code_fraction_quantities(single, keys, N, "note")
-    assert qs[0].simulation == pytest.approx(0.8) and qs[1].simulation == pytest.approx(0.2)
-    assert not qs[0].passed and not qs[1].passed
 
 
 def test_fraction_outside_the_infinite_P_codes_against_the_finite_P_theory(single):

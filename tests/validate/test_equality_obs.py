@@ -86,7 +86,7 @@ def _lazy_runs(d, gammas, d_eff, steps=60, m=64, L=8, seed=0):
     for gam in gammas:
         it = iter(batches)
         r = train_gamma_mlp(lambda g, it=it: next(it), xt, yt, gam, d_eff=d_eff, width=m,
-                            steps=steps, eval_every=steps, generator=_g(seed + 2))
+                            n_steps=steps, eval_every=steps, generator=_g(seed + 2))
         out.append(relative_activation_change(r.W0, r.dW, xt)[0])
     return np.array(out)
 
@@ -118,14 +118,14 @@ def test_lazy_network_converges_to_ntk_gradient_descent_with_width():
     yb = torch.from_numpy(np.repeat(y, reps))[None]
     xt, yt = sd_test_batch(1, 64, d, generator=_g(4), dtype=torch.float64)
     f_ker, _ = kernel_gradient_descent(np.repeat(x, reps, axis=0), np.repeat(y, reps),
-                                       xt[0].numpy(), lr=alpha0, steps=steps)
+                                       xt[0].numpy(), lr=alpha0, n_steps=steps)
     widths = np.array([256, 2048, 16384])
     errs = np.zeros((2, 3))
     for k, seed in enumerate((5, 6)):
         for j, m in enumerate(widths):
             gam = lazy_gamma(d)
             r = train_gamma_mlp(lambda g: (xb, yb), xt, yt, gam, d_eff=d, width=int(m),
-                                alpha0=alpha0, steps=steps, eval_every=steps,
+                                alpha0=alpha0, n_steps=steps, eval_every=steps,
                                 generator=_g(seed), dtype=torch.float64)
             f = gamma_mlp_output(xt, r.W0, r.a0, r.dW, r.da, torch.tensor([gam]), d)[0].numpy()
             errs[k, j] = np.sqrt(np.mean((f - f_ker[-1]) ** 2) / np.mean(f_ker[-1] ** 2))

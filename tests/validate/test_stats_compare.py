@@ -112,3 +112,38 @@ def test_size_arguments_are_refused_before_allocating(case):
     call, message = _SIZE_CASES[case]
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# standard-error rules of the cases and sweeps (validate/stats.py)
+
+
+def test_chain_se_is_the_larger_of_batch_means_and_the_chain_spread():
+    from richlazy.validate.stats import chain_se
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 4)) + np.array([0.0, 0.0, 1.0, -1.0])  # chains disagree
+    se_b = float(batch_means(x, n_batches=4)[1])
+    se_c = float(mean_se(x.mean(0))[1])
+    assert chain_se(x) == max(se_b, se_c) == se_c
+    assert chain_se(x[:, :1]) == float(batch_means(x[:, :1], n_batches=4)[1])  # one chain
+
+
+def test_chain_mean_se_averages_samples_and_trailing_axes_per_chain():
+    from richlazy.validate.stats import chain_mean_se
+
+    x = np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2)  # (S, E, 2)
+    per_chain = x.mean(axis=(0, 2))
+    m, se = chain_mean_se(x)
+    assert m == pytest.approx(per_chain.mean()) and se == pytest.approx(per_chain.std(ddof=1) / np.sqrt(3))
+
+
+def test_fraction_and_binomial_se_floors():
+    from richlazy.validate.stats import binomial_se, fraction_se
+
+    p, se = fraction_se(np.array([1.0, 1.0]), 50)
+    assert p == 1.0 and se == pytest.approx(math.sqrt(1.0 / 50 / 50))  # floored at one unit
+    p, se = fraction_se(np.array([0.2, 0.6]), 10_000)
+    assert p == pytest.approx(0.4) and se == pytest.approx(0.2)  # chain spread dominates
+    assert fraction_se(np.array([0.5]), 4) == (0.5, 0.25)  # one chain: binomial only
+    assert binomial_se(0.0, 100) == pytest.approx(math.sqrt(0.25 / 100 / 100))
+    assert binomial_se(0.5, 100) == pytest.approx(0.05)

@@ -10,7 +10,7 @@ import pytest
 from richlazy.simulate import DatasetUnavailableError
 from richlazy.theory import solve_relu_outliers
 from richlazy.validate import sweep
-from richlazy.validate.cases.coding._images import random_class_triple
+from richlazy.validate.recipes import random_class_triple
 from richlazy.validate.sweeps._registry import SweepContext, get_sweep
 from richlazy.validate.sweeps.experiments._coding_data import problem_rng
 

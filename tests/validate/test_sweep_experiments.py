@@ -169,7 +169,7 @@ def test_sd_accuracy_matches_direct_training_and_eq3():
     g = ctx.generator(0)
     S = sd_symbols(1, 3, 8, generator=g)
     xt, yt = sd_test_batch(1, 200, 8, generator=g)
-    res = train_gamma_mlp_sd(S, xt, yt, 1.0, width=32, steps=60, eval_every=20, generator=g)
+    res = train_gamma_mlp_sd(S, xt, yt, 1.0, width=32, n_steps=60, eval_every=20, generator=g)
     assert out["best_accuracy"] == float(res.best_accuracy[0])
     assert out["final_accuracy"] == float(res.final_accuracy[0])
     assert out["eq3_accuracy"] == float(rich_accuracy(3))

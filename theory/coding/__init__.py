@@ -40,6 +40,7 @@ from .deep import (
 )
 from .linear import (
     LinearNetworkSolution,
+    LinearSaddleResiduals,
     default_sigma_a2,
     input_kernel,
     linear_saddle_residuals,
@@ -91,6 +92,7 @@ __all__ = [
     "nngp_posterior",
     "solve_nngp",
     "LinearNetworkSolution",
+    "LinearSaddleResiduals",
     "default_sigma_a2",
     "input_kernel",
     "linear_saddle_residuals",

@@ -4,6 +4,7 @@ classifiers.
 """
 
 from ._bayes import (
+    BayesAccuracy,
     bayes_accuracy,
     bayes_generalising_accuracy,
     llr_generalising,
@@ -51,6 +52,7 @@ from ._solutions import (
 )
 
 __all__ = [
+    "BayesAccuracy",
     "bayes_accuracy",
     "bayes_generalising_accuracy",
     "llr_generalising",

@@ -18,12 +18,15 @@ N(s; 0, σ²/d); the data model — and the printed closed form, which is correc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import integrate, special, stats
 
 from ..checks import as_float_array, check_int, check_pos_float
 
 __all__ = [
+    "BayesAccuracy",
     "bayes_accuracy",
     "bayes_generalising_accuracy",
     "llr_generalising",
@@ -127,12 +130,33 @@ def llr_memorising(z1, z2, symbols, sigma2: float):
     return (log_same - log_diff).reshape(lead)
 
 
-def bayes_accuracy(z1, z2, y, *, prior: str, sigma2: float, symbols=None) -> dict:
+@dataclass(frozen=True)
+class BayesAccuracy:
+    """Accuracy of a Bayes classifier of the SD task (:func:`bayes_accuracy`,
+    :func:`bayes_generalising_accuracy`).
+
+    Attributes
+    ----------
+    accuracy : float             fraction of pairs classified correctly (balanced pairs for the
+                                 exact accuracy).
+    accuracy_same : float        accuracy on the same pairs (NaN if there are none).
+    accuracy_different : float   accuracy on the different pairs (NaN if there are none).
+    n : int or None              number of labelled test pairs; None for the exact (population)
+                                 accuracy of :func:`bayes_generalising_accuracy`.
+    """
+
+    accuracy: float
+    accuracy_same: float
+    accuracy_different: float
+    n: int | None = None
+
+
+def bayes_accuracy(z1, z2, y, *, prior: str, sigma2: float, symbols=None) -> BayesAccuracy:
     """Accuracy of the Bayes classifier (Eq. E.1: "same" iff Λ >= 0) on labelled test pairs.
 
     ``prior`` is "generalising" (:func:`llr_generalising`) or "memorising"
-    (:func:`llr_memorising`, needs ``symbols``). Returns a dict with ``accuracy``,
-    ``accuracy_same``, ``accuracy_different`` and ``n``.
+    (:func:`llr_memorising`, needs ``symbols``). Returns a :class:`BayesAccuracy` (``accuracy``,
+    ``accuracy_same``, ``accuracy_different`` and ``n``).
     """
     if prior not in _PRIORS:
         raise ValueError(f"prior must be one of {_PRIORS}, got {prior!r}")
@@ -147,23 +171,23 @@ def bayes_accuracy(z1, z2, y, *, prior: str, sigma2: float, symbols=None) -> dic
             raise ValueError("symbols (the L training symbols) are required for prior='memorising'")
         llr = llr_memorising(z1, z2, symbols, sigma2)
     correct = (llr >= 0) == (y == 1)
-    return {
-        "accuracy": float(correct.mean()),
-        "accuracy_same": float(correct[y == 1].mean()) if np.any(y == 1) else float("nan"),
-        "accuracy_different": float(correct[y == 0].mean()) if np.any(y == 0) else float("nan"),
-        "n": int(y.size),
-    }
+    return BayesAccuracy(
+        accuracy=float(correct.mean()),
+        accuracy_same=float(correct[y == 1].mean()) if np.any(y == 1) else float("nan"),
+        accuracy_different=float(correct[y == 0].mean()) if np.any(y == 0) else float("nan"),
+        n=int(y.size),
+    )
 
 
-def bayes_generalising_accuracy(d: int, sigma2: float, *, epsabs: float = 1e-11) -> dict:
+def bayes_generalising_accuracy(d: int, sigma2: float, *, epsabs: float = 1e-11) -> BayesAccuracy:
     """Exact accuracy of the generalising-prior Bayes classifier on balanced pairs [RECON].
 
     With u = (z1 + z2)/√2, v = (z1 − z2)/√2, U = ‖u‖², V = ‖v‖² and s = σ², the ratio of
     :func:`llr_generalising` is Λ = (d/2)[log((1+s)²/(s(2+s))) + U/((1+s)(2+s)) − V/(s(1+s))].
     Under r = 1, U = (2+s)X/d, V = sY/d; under r = 0, U = (1+s)X/d, V = (1+s)Y/d, with X, Y
     independent χ²_d. Hence P(correct | r) is a one-dimensional integral of the χ²_d CDF against
-    the χ²_d density (scipy quad). Returns ``accuracy``, ``accuracy_same``,
-    ``accuracy_different``.
+    the χ²_d density (scipy quad). Returns a :class:`BayesAccuracy` (``accuracy``,
+    ``accuracy_same``, ``accuracy_different``; ``n`` None).
     """
     try:
         d = check_int("d", d, minimum=1)
@@ -189,5 +213,4 @@ def bayes_generalising_accuracy(d: int, sigma2: float, *, epsabs: float = 1e-11)
 
     p_same = expect(2.0 + s, s)
     p_diff = 1.0 - expect(1.0 + s, 1.0 + s)
-    return {"accuracy": 0.5 * (p_same + p_diff), "accuracy_same": p_same,
-            "accuracy_different": p_diff}
+    return BayesAccuracy(accuracy=0.5 * (p_same + p_diff), accuracy_same=p_same, accuracy_different=p_diff)

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._results import SolverStatus, Status
-from ..checks import as_rng, check_alloc, check_int
+from ..checks import as_rng, check_alloc, check_int, renamed_argument
 
 __all__ = ["MaxMarginAccuracy", "SymmetricMaxMargin", "sd_max_margin_accuracy",
            "sd_symmetric_max_margin"]
@@ -94,8 +94,9 @@ class SymmetricMaxMargin(SolverStatus):
     A_d_minus: float
 
 
-def sd_symmetric_max_margin(L: int) -> SymmetricMaxMargin:
-    """Symmetric variation-norm max-margin ReLU network on the SD task with L symbols, d → ∞.
+@renamed_argument(L="n_symbols")
+def sd_symmetric_max_margin(n_symbols: int) -> SymmetricMaxMargin:
+    """Symmetric variation-norm max-margin ReLU network on the SD task with L = ``n_symbols`` symbols, d → ∞.
 
     Closed form (derived here, see the module docstring): antiparallel equally spaced unit with
     A_d⁻ = √((L+1)/(6L(L−1))), parallel ±1/√(2L) unit with k₊ = ⌈L/2⌉,
@@ -105,7 +106,7 @@ def sd_symmetric_max_margin(L: int) -> SymmetricMaxMargin:
     App. C.4 (parallel/antiparallel weights); Chizat & Bach (2020) for the max-margin limit.
     An ``L`` whose (L,) and (2L,) arrays exceed 16 GiB raises ValueError.
     """
-    L = check_int("L", L, minimum=2)
+    L = check_int("n_symbols", n_symbols, minimum=2)
     check_alloc(f"L={L}", 10 * L, what="the (2L,) representative units and their pieces")
     kp = math.ceil(L / 2)
     c = 1.0 / math.sqrt(2 * L)
@@ -164,12 +165,13 @@ def _orbits(L, rng, max_perms):
     return sol, plus, minus, exact
 
 
-def sd_max_margin_accuracy(L: int, *, n_test: int = 20000, seed: int | np.random.Generator = 0,
+@renamed_argument(L="n_symbols")
+def sd_max_margin_accuracy(n_symbols: int, *, n_test: int = 20000, seed: int | np.random.Generator = 0,
                            max_perms: int = 5040, chunk: int = 2000) -> MaxMarginAccuracy:
     """Test accuracy of :func:`sd_symmetric_max_margin` on fresh SD pairs (d → ∞), by Monte Carlo.
 
-    Draws p, q ~ N(0, I_L) (the coordinates of fresh symbols on the training symbols, up to the
-    irrelevant scale 1/√d) and classifies with the symmetrised network
+    L = ``n_symbols`` training symbols. Draws p, q ~ N(0, I_L) (the coordinates of fresh symbols
+    on the training symbols, up to the irrelevant scale 1/√d) and classifies with the symmetrised network
     f(p, q) = c⁺⟨φ(v_S·(p+q))⟩_S − c⁻⟨φ(v_π·(p−q))⟩_π: different pairs are correct when f < 0,
     same pairs (q = p) when f > 0. The orbit of the antiparallel unit has L! members; for
     L! > ``max_perms`` a fixed random subset of ``max_perms`` orderings stands in for it
@@ -178,7 +180,7 @@ def sd_max_margin_accuracy(L: int, *, n_test: int = 20000, seed: int | np.random
     C(L, ⌈L/2⌉) parallel and min(L!, ``max_perms``) antiparallel orderings (L <= ~30), the
     (``n_test``, L) draws and a ``chunk`` of activations.
     """
-    L = check_int("L", L, minimum=2)
+    L = check_int("n_symbols", n_symbols, minimum=2)
     n = check_int("n_test", n_test, minimum=1)
     max_perms = check_int("max_perms", max_perms, minimum=1)
     chunk = check_int("chunk", chunk, minimum=1)

@@ -32,6 +32,7 @@ from ..checks import (
     check_int,
     check_nonneg_float,
     check_pos_float,
+    renamed_argument,
     renamed_option,
 )
 
@@ -205,8 +206,9 @@ def kernel_regression_predict(train_x, train_y, test_x, *, kernel: str = "ntk",
     return _gram(kernel, Xte, Xtr) @ coef
 
 
+@renamed_argument(steps="n_steps")
 def kernel_gradient_descent(train_x, train_y, test_x, *, p=None, kernel: str = "ntk",
-                            lr: float = 0.1, steps: int = 1000, loss: str = "bce",
+                            lr: float = 0.1, n_steps: int = 1000, loss: str = "bce",
                             record_every: int | None = None):
     """Function-space gradient descent of a kernel machine: the lazy (γ → 0, m → ∞) network.
 
@@ -222,8 +224,8 @@ def kernel_gradient_descent(train_x, train_y, test_x, *, p=None, kernel: str = "
     :func:`sd_training_pairs` returns the balanced SD one). [RECON: standard NTK dynamics
     (Jacot et al. 2018) applied to the seed's parametrisation.]
 
-    Returns ``(f_test, steps_recorded)``: f_test of shape (n_records, n_test) with the outputs
-    after the recorded steps (every ``record_every`` steps and at the end).
+    Runs ``n_steps`` steps. Returns ``(f_test, steps_recorded)``: f_test of shape (n_records,
+    n_test) with the outputs after the recorded steps (every ``record_every`` steps and at the end).
     """
     Xtr = _points("train_x", train_x)
     Xte = _points("test_x", test_x, Xtr.shape[1])
@@ -236,7 +238,7 @@ def kernel_gradient_descent(train_x, train_y, test_x, *, p=None, kernel: str = "
     if p.shape != y.shape or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError(f"p must be {y.size} probabilities summing to 1, got shape {p.shape}")
     check_pos_float("lr", lr)
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("n_steps", n_steps, minimum=1)
     if loss not in ("bce", "mse"):
         raise ValueError(f"loss must be 'bce' or 'mse', got {loss!r}")
     every = steps if record_every is None else check_int("record_every", record_every, minimum=1)
@@ -289,12 +291,13 @@ def _check_kernel_accuracy_sizes(L, d, n_test, n_seeds):
     check_alloc(f"n_seeds={n_seeds}", n_seeds, itemsize=96, what="the per-seed accuracies")
 
 
-def sd_kernel_accuracy(L: int, d: int, *, kernel: str = "ntk", n_test: int = 2000,
+@renamed_argument(L="n_symbols")
+def sd_kernel_accuracy(n_symbols: int, d: int, *, kernel: str = "ntk", n_test: int = 2000,
                        n_seeds: int = 4, ridge: float = 0.0,
                        seed: int | np.random.Generator = 0) -> KernelAccuracy:
     """Accuracy of the NTK / NNGP regression predictor on the noiseless SD task vs (L, d).
 
-    For each of ``n_seeds`` independent draws of L symbols s ~ N(0, I/d) the predictor of
+    For each of ``n_seeds`` independent draws of L = ``n_symbols`` symbols s ~ N(0, I/d) the predictor of
     :func:`kernel_regression_predict` is fitted to all L² distinct training pairs
     (:func:`sd_training_pairs`) and evaluated on ``n_test`` balanced fresh-symbol pairs.
     Seed 003 App. D / Fig. 1e–f (lazy regime) [RECON: the seed shows networks, not this
@@ -302,7 +305,7 @@ def sd_kernel_accuracy(L: int, d: int, *, kernel: str = "ntk", n_test: int = 200
     ``numpy.random.Generator`` (used as given). Sizes whose arrays exceed 16 GiB raise
     ValueError (the L² × L² training Gram matrix: L <= ~200; the ``n_test`` × L² test one).
     """
-    L = check_int("L", L, minimum=2)
+    L = check_int("n_symbols", n_symbols, minimum=2)
     d = check_int("d", d, minimum=1)
     n_test = check_int("n_test", n_test, minimum=2)
     n_seeds = check_int("n_seeds", n_seeds, minimum=1)
@@ -417,13 +420,15 @@ class Theorem2Bound:
     rate: float
 
 
-def theorem2_bound(L: int, d: int) -> Theorem2Bound:
+@renamed_argument(L="n_symbols")
+def theorem2_bound(n_symbols: int, d: int) -> Theorem2Bound:
     """Test-error bound of the lazy (NTK) model on the SD task, seed 003 Theorem 2 / App. D.
 
-    Proof construction [MT]: keep ⌊L/3⌋ same training pairs built from symbols S1 and ⌊L/3⌋
-    different pairs built from disjoint consecutive symbols of S2, with dual coefficients
-    b⁺ > 0 (same) and b⁻ < 0 (different), so f(x) = Σ_j b_j K(x·x_j) is a sum of independent
-    bounded terms and Hoeffding's inequality gives P(error) <= exp(−2 E[f]² / Σ_j c_j²).
+    L = ``n_symbols`` training symbols. Proof construction [MT]: keep ⌊L/3⌋ same training pairs
+    built from symbols S1 and ⌊L/3⌋ different pairs built from disjoint consecutive symbols of
+    S2, with dual coefficients b⁺ > 0 (same) and b⁻ < 0 (different), so f(x) = Σ_j b_j K(x·x_j)
+    is a sum of independent bounded terms and Hoeffding's inequality gives
+    P(error) <= exp(−2 E[f]² / Σ_j c_j²).
 
     Correction [RECON]: the seed takes |b⁻| − |b⁺| = O(1) and |b⁻/b⁺| < 2, but then the
     constant term K(0) = 1/(2π) of E[K] makes E[f] = −O(P) for *same* test pairs as well. The
@@ -436,7 +441,7 @@ def theorem2_bound(L: int, d: int) -> Theorem2Bound:
     L ∝ d², here with its explicit (small) constant. The expectations are unconditional over the
     test pair (their O(d^{-1/2}) dependence on the test norms is neglected).
     """
-    L = check_int("L", L, minimum=3)
+    L = check_int("n_symbols", n_symbols, minimum=3)
     d = check_int("d", d, minimum=2)
     m_s = sphere_cosine_mean(_K, d)
     m_d = sphere_cosine_mean(_K, 2 * d)

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 
 from .._results import SolverStatus, Status
-from ..checks import as_float_array, as_rng, check_alloc, check_int
+from ..checks import as_float_array, as_rng, check_alloc, check_int, renamed_argument
 
 __all__ = [
     "EQ3_READOUT_RATIO",
@@ -136,7 +136,8 @@ def handcrafted_accuracy(rho):
 # --------------------------------------------------------------------------------------------
 
 
-def rich_different_accuracy(L, rho):
+@renamed_argument(L="n_symbols")
+def rich_different_accuracy(n_symbols, rho):
     """P(f(x⁻) < 0) for an unseen different pair in the rich regime, Eq. (C.18) of seed 003.
 
         p = Φ( (ρ − 1) √( 2(L² − L) / ((π − 2)(ρ² + 1)) ) ),
@@ -145,49 +146,56 @@ def rich_different_accuracy(L, rho):
     magnitude ratio. The seed prints the argument as √(2(L²−L)(ρ−1)²/((π−2)(ρ²+1))); that is the
     same for ρ >= 1 (App. C.5 uses ρ ≈ 1.5), while for ρ < 1 the derivation
     (f ≐ c̄⁺ − ρ c̄⁻ with c̄± i.i.d. N((L²−L)σ√(2/π), (L²−L)σ²(1 − 2/π))) gives the signed form
-    implemented here [RECON: sign restored]. Vectorised over ``L`` (integers >= 2) and ``rho``.
+    implemented here [RECON: sign restored]. Vectorised over ``n_symbols`` (L, integers >= 2) and
+    ``rho``.
     """
-    L = _int_array("L", L, 2)
+    L = _int_array("n_symbols", n_symbols, 2)
     r = _pos_array("rho", rho)
     n = L.astype(float) ** 2 - L
     arg = (r - 1.0) * np.sqrt(2.0 * n / ((np.pi - 2.0) * (r**2 + 1.0)))
     return special.ndtr(arg)[()]
 
 
-def readout_ratio_heuristic(L):
+@renamed_argument(L="n_symbols")
+def readout_ratio_heuristic(n_symbols):
     """Readout-drift ratio |Δā⁻|/|Δā⁺| of the heuristic in seed 003 App. C.4.3 [PROSE].
 
     ≈ 2 for L >= 3 (antiparallel units: active on ~1/4 of different pairs, with twice the drift
     of parallel units; parallel units: active on ~1/2 of same and ~1/4 of different pairs, net
     1/2 − 1/4), and 1 for L = 2 (a single positive coordinate, no penalty from different pairs).
     The seed measures |ā⁻|/|ā⁺| = 1.56 ± 0.09 (L = 32) and 0.99 ± 0.07 (L = 2) in trained MLPs,
-    and uses ρ = 1.5 in Eq. (3) (:data:`EQ3_READOUT_RATIO`).
+    and uses ρ = 1.5 in Eq. (3) (:data:`EQ3_READOUT_RATIO`). ``n_symbols``: L, the number of
+    training symbols.
     """
-    L = _int_array("L", L, 2)
+    L = _int_array("n_symbols", n_symbols, 2)
     return np.where(L == 2, 1.0, 2.0)[()]
 
 
-def rich_accuracy(L, rho=None):
+@renamed_argument(L="n_symbols")
+def rich_accuracy(n_symbols, rho=None):
     """Rich-regime SD test accuracy 1/2 + p/2, seed 003 App. C.5 (Eq. 3 when ρ = 1.5).
 
     Same test pairs are classified correctly (parallel units, App. C.5) and different pairs
     with p = :func:`rich_different_accuracy` (Eq. C.18). ``rho`` defaults to the seed's choice:
     1.5 for L >= 3 (:data:`EQ3_READOUT_RATIO`) and 1 for L = 2, which gives exactly 3/4 at
-    L = 2 (Eq. 3 text). Vectorised over ``L`` and ``rho``. [MT]
+    L = 2 (Eq. 3 text). Vectorised over ``n_symbols`` (L, the number of training symbols) and
+    ``rho``. [MT]
     """
-    L = _int_array("L", L, 2)
+    L = _int_array("n_symbols", n_symbols, 2)
     if rho is None:
         rho = np.where(L == 2, 1.0, EQ3_READOUT_RATIO)
     return (0.5 + 0.5 * rich_different_accuracy(L, rho))[()]
 
 
-def eq3_accuracy(L):
+@renamed_argument(L="n_symbols")
+def eq3_accuracy(n_symbols):
     """Eq. (3) of seed 003 as printed [MT]: 1/2 + Φ(√(2(L² − L)/(13(π − 2))))/2 for L >= 3.
 
     The 13 is (ρ²+1)/(ρ−1)² at ρ = 3/2. For L = 2 the seed states 3/4 instead; this function
     returns the printed formula only and requires L >= 3 (use :func:`rich_accuracy` for all L).
+    ``n_symbols``: L, the number of training symbols.
     """
-    L = _int_array("L", L, 3)
+    L = _int_array("n_symbols", n_symbols, 3)
     n = L.astype(float) ** 2 - L
     return (0.5 + 0.5 * special.ndtr(np.sqrt(2.0 * n / (13.0 * (np.pi - 2.0)))))[()]
 
@@ -406,7 +414,8 @@ class MarkovWalkerResult(SolverStatus):
                      that trigger an update (App. C.4.1 / C.4.2).
     mu_std : float                             standard deviation of the per-unit μ estimates.
     n_plus_fraction : float                    mean over units of n⁺/L at the end.
-    steps, batch_size : int
+    steps, batch_size : int                    batches simulated (the ``n_steps`` of the call) and
+                     samples per batch.
     """
 
     omega1: np.ndarray
@@ -421,34 +430,37 @@ class MarkovWalkerResult(SolverStatus):
     batch_size: int
 
 
+@renamed_argument(L="n_symbols", steps="n_steps")
 def simulate_markov_walkers(
-    L: int,
+    n_symbols: int,
     *,
     readout_sign: int,
     n_units: int = 100,
     batch_size: int = 512,
-    steps: int = 200,
+    n_steps: int = 200,
     seed: int | np.random.Generator = 0,
 ) -> MarkovWalkerResult:
-    """Simulate the Markov process of seed 003 App. C.3 for ``n_units`` independent units [MT].
+    """Simulate the Markov process of seed 003 App. C.3 for ``n_units`` independent units [MT],
+    with L = ``n_symbols`` training symbols.
 
     Step 1: ω¹_k = ω²_k = 0. Step 2: draw u uniform in [L]; with probability 1/2 v = u (same),
     else v uniform in [L] \\ {u}. Step 3: ρ = ω¹_u + ω²_v; proceed to the update if ρ > 0, or
     with probability 1/2 if ρ = 0. Step 4: ξ = +1 if the pair matches the readout (a > 0 and
     u = v, or a < 0 and u ≠ v), else ξ = −1; accumulate b¹_u += ξ, b²_v += ξ (the update
-    Δw = ξ x of Eq. C.4 with x = (z_u; z_v)). Step 5: after ``batch_size`` samples add b to ω.
+    Δw = ξ x of Eq. C.4 with x = (z_u; z_v)). Step 5: after ``batch_size`` samples add b to ω;
+    ``n_steps`` such batches.
     All ρ in one batch use the ω of the start of the batch (as in the seed). Vectorised over
     units; ``seed`` is an int or a ``numpy.random.Generator`` (used as given). Sizes whose
     arrays (``n_units`` × (L + batch_size)) exceed 16 GiB raise ValueError.
     """
-    L = check_int("L", L, minimum=2)
+    L = check_int("n_symbols", n_symbols, minimum=2)
     if readout_sign not in (1, -1):
         raise ValueError(f"readout_sign must be +1 or -1, got {readout_sign!r}")
     n_units = check_int("n_units", n_units, minimum=1)
     N = check_int("batch_size", batch_size, minimum=1)
     check_alloc(f"n_units={n_units} with L={L} and batch_size={N}", n_units * (8 * L + 14 * N),
                 what="the walker states and one batch's draws")
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("n_steps", n_steps, minimum=1)
     rng = as_rng(seed)
     w1 = np.zeros((n_units, L), dtype=np.int64)
     w2 = np.zeros((n_units, L), dtype=np.int64)

@@ -83,7 +83,7 @@ def _bench(n_members, d, width, L, batch_size, steps, n_test, bayes_pairs, bayes
     def run(members):
         it = iter([(bx[members], by[members]) for bx, by in batches])
         return train_gamma_mlp(lambda _g: next(it), xt[members], yt[members], gam[members],
-                               d_eff=d, width=width, steps=steps, eval_every=steps,
+                               d_eff=d, width=width, n_steps=steps, eval_every=steps,
                                generator=torch.Generator(device=dev).manual_seed(seed + 1),
                                init=(W0[members], a0[members]))
 
@@ -211,11 +211,11 @@ def _bench_structured(Ls, d, width, batch_size, n_test, seed, device, min_time):
 
         def dense(steps, dtype=torch.float32, S=S, xt=xt, yt=yt):
             return train_gamma_mlp(lambda gg: sd_train_batch(S, batch_size, generator=gg), xt, yt, 1.0,
-                                   d_eff=d, width=width, steps=steps, eval_every=steps, dtype=dtype,
+                                   d_eff=d, width=width, n_steps=steps, eval_every=steps, dtype=dtype,
                                    generator=torch.Generator(device=dev).manual_seed(seed + 1))
 
         def structured(steps, method="auto", dtype=torch.float32, S=S, xt=xt, yt=yt):
-            return train_gamma_mlp_sd(S, xt, yt, 1.0, batch_size=batch_size, width=width, steps=steps,
+            return train_gamma_mlp_sd(S, xt, yt, 1.0, batch_size=batch_size, width=width, n_steps=steps,
                                       eval_every=steps, method=method, dtype=dtype,
                                       generator=torch.Generator(device=dev).manual_seed(seed + 1))
 

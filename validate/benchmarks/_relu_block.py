@@ -22,7 +22,7 @@ import numpy as np
 from richlazy.theory import solve_relu_block, toy_class_targets
 from richlazy.theory.checks import check_int
 
-from ..cases.coding._relu_correlated import CLASS_COVARIANCE
+from ..recipes import CLASS_COVARIANCE
 from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_relu_block", "format_bench_relu_block"]

@@ -17,7 +17,7 @@ from richlazy.simulate import DatasetUnavailableError
 from richlazy.theory import solve_sigmoid_general
 from richlazy.theory.checks import check_int
 
-from ..cases.coding._images import random_class_triple
+from ..recipes import random_class_triple
 from ._registry import BenchResult, register_benchmark
 
 __all__ = ["bench_sigmoid_data", "format_bench_sigmoid_data"]

@@ -90,15 +90,15 @@ def test_c18_against_monte_carlo_of_its_half_normal_model():
 
 
 def test_rich_accuracy_validation():
-    with pytest.raises(ValueError, match="L must be >= 2"):
+    with pytest.raises(ValueError, match="n_symbols must be >= 2"):
         rich_accuracy(1)
-    with pytest.raises(TypeError, match="L must be an integer"):
+    with pytest.raises(TypeError, match="n_symbols must be an integer"):
         rich_accuracy(2.5)
     with pytest.raises(ValueError, match="rho must be finite and > 0"):
         rich_accuracy(3, -1.0)
-    with pytest.raises(ValueError, match="L must be >= 3"):
+    with pytest.raises(ValueError, match="n_symbols must be >= 3"):
         eq3_accuracy(2)
-    with pytest.raises(ValueError, match="L must be >= 2"):
+    with pytest.raises(ValueError, match="n_symbols must be >= 2"):
         readout_ratio_heuristic([1, 3])
     np.testing.assert_array_equal(readout_ratio_heuristic([2, 3, 30]), [1.0, 2.0, 2.0])
 
@@ -229,9 +229,9 @@ def test_walker_drifts_balance_at_self_consistent_mu():
 def test_markov_process_mu_and_alignment_as_in_app_c4():
     # Seed: 100 runs, L = 16, batch 512 -> mu = 0.508 ± 0.056 (same units) and 0.499 ± 0.009
     # (different units), quoted as two standard deviations; we use those as the tolerances.
-    same = simulate_markov_walkers(16, readout_sign=1, n_units=100, batch_size=512, steps=120,
+    same = simulate_markov_walkers(16, readout_sign=1, n_units=100, batch_size=512, n_steps=120,
                                    seed=11)
-    diff = simulate_markov_walkers(16, readout_sign=-1, n_units=100, batch_size=512, steps=120,
+    diff = simulate_markov_walkers(16, readout_sign=-1, n_units=100, batch_size=512, n_steps=120,
                                    seed=12)
     assert abs(same.mu - 0.5) < 0.056
     assert abs(diff.mu - 0.5) < 0.009
@@ -248,7 +248,7 @@ def test_markov_process_mu_and_alignment_as_in_app_c4():
 def test_markov_validation():
     with pytest.raises(ValueError, match="readout_sign must be"):
         simulate_markov_walkers(4, readout_sign=0)
-    with pytest.raises(ValueError, match="L must be >= 2"):
+    with pytest.raises(ValueError, match="n_symbols must be >= 2"):
         simulate_markov_walkers(1, readout_sign=1)
     with pytest.raises(ValueError, match="mu is a probability"):
         walker_drifts(3, 8, 1.5, readout_sign=1)
@@ -324,7 +324,7 @@ def test_kernel_gradient_descent_converges_to_regression_for_squared_loss():
     S = rng.standard_normal((4, 3)) / np.sqrt(3)
     x, y, _ = sd_training_pairs(S)
     xt, _ = sd_test_pairs(50, 3, seed=rng)
-    f_gd, steps = kernel_gradient_descent(x, y, xt, kernel="ntk", lr=1.0, steps=20000,
+    f_gd, steps = kernel_gradient_descent(x, y, xt, kernel="ntk", lr=1.0, n_steps=20000,
                                           loss="mse")
     f_kr = kernel_regression_predict(x, y, xt, kernel="ntk")
     np.testing.assert_allclose(f_gd[-1], f_kr, atol=1e-4)
@@ -368,5 +368,5 @@ def test_theorem2_bound_scales_as_exp_minus_L_over_d2():
     # exponential in L at fixed d
     b1, b2 = theorem2_bound(300, 10), theorem2_bound(600, 10)
     assert np.log(b2.error_bound) == pytest.approx(2 * np.log(b1.error_bound), rel=1e-12)
-    with pytest.raises(ValueError, match="L must be >= 3"):
+    with pytest.raises(ValueError, match="n_symbols must be >= 3"):
         theorem2_bound(2, 10)

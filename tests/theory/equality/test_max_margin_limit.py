@@ -174,9 +174,9 @@ def test_accuracy_is_deterministic_and_orbit_flag():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="L"):
+    with pytest.raises(ValueError, match="n_symbols"):
         sd_symmetric_max_margin(1)
-    with pytest.raises(TypeError, match="L"):
+    with pytest.raises(TypeError, match="n_symbols"):
         sd_symmetric_max_margin(2.5)
     with pytest.raises(ValueError, match="n_test"):
         sd_max_margin_accuracy(3, n_test=0)

@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 from richlazy.theory import (
+    SolverStatus,
     sd_kernel_accuracy,
     sd_kernel_accuracy_grid,
     sd_test_pairs,
@@ -42,8 +43,8 @@ def test_generator_and_int_seeds_agree():
     a = sd_kernel_accuracy(4, 3, n_test=50, n_seeds=2, seed=np.random.default_rng(3))
     b = sd_kernel_accuracy(4, 3, n_test=50, n_seeds=2, seed=3)
     np.testing.assert_array_equal(a.per_seed, b.per_seed)
-    w1 = simulate_markov_walkers(4, readout_sign=1, n_units=3, batch_size=16, steps=5, seed=7)
-    w2 = simulate_markov_walkers(4, readout_sign=1, n_units=3, batch_size=16, steps=5,
+    w1 = simulate_markov_walkers(4, readout_sign=1, n_units=3, batch_size=16, n_steps=5, seed=7)
+    w2 = simulate_markov_walkers(4, readout_sign=1, n_units=3, batch_size=16, n_steps=5,
                                  seed=np.random.default_rng(7))
     np.testing.assert_array_equal(w1.omega1, w2.omega1)
 
@@ -71,6 +72,66 @@ def test_equality_results_carry_the_common_status_fields():
     mm = max_margin_solution(x, y)
     assert isinstance(mm, SolverStatus) and mm.converged and mm.status is Status.SUCCESS
     assert mm.residual < 1e-10
-    w = simulate_markov_walkers(4, readout_sign=-1, n_units=2, batch_size=8, steps=3, seed=0)
+    w = simulate_markov_walkers(4, readout_sign=-1, n_units=2, batch_size=8, n_steps=3, seed=0)
     assert isinstance(w, SolverStatus) and w.status is Status.SUCCESS and w.nit == 3
     assert isinstance(sd_symmetric_max_margin(3), SolverStatus)
+
+
+# ---- renamed arguments: L -> n_symbols, steps -> n_steps (issue 54, one call shape) ----------
+
+
+@pytest.mark.parametrize("fn, args, kwargs", [
+    ("rich_accuracy", (), {}),
+    ("rich_different_accuracy", (), dict(rho=1.5)),
+    ("readout_ratio_heuristic", (), {}),
+    ("eq3_accuracy", (), {}),
+    ("theorem2_bound", (), dict(d=8)),
+    ("sd_symmetric_max_margin", (), {}),
+    ("sd_max_margin_accuracy", (), dict(n_test=50, seed=0, max_perms=10)),
+    ("sd_kernel_accuracy", (), dict(d=3, n_test=20, n_seeds=1, seed=0)),
+    ("simulate_markov_walkers", (), dict(readout_sign=1, n_units=2, batch_size=4, n_steps=3, seed=0)),
+])
+def test_L_is_a_deprecated_alias_of_n_symbols(fn, args, kwargs):
+    import richlazy.theory as T
+
+    f = getattr(T, fn)
+    new = f(*args, n_symbols=4, **kwargs)
+    with pytest.warns(DeprecationWarning, match="L= is deprecated.*use n_symbols=") as rec:
+        old = f(*args, L=4, **kwargs)
+    assert rec[0].filename == __file__  # the warning points at the caller
+    positional = f(4, *args, **kwargs)
+    for r in (old, positional):
+        if isinstance(new, SolverStatus) and hasattr(new, "omega1"):
+            np.testing.assert_array_equal(r.omega1, new.omega1)
+        elif hasattr(new, "__dataclass_fields__"):
+            assert repr(r) == repr(new)
+        else:
+            np.testing.assert_array_equal(r, new)
+    with pytest.raises(TypeError, match="pass n_symbols= only"):
+        f(*args, n_symbols=4, L=4, **kwargs)
+    with pytest.raises(TypeError, match="pass n_symbols= only"):
+        f(4, *args, L=4, **kwargs)
+    with pytest.raises(ValueError, match="n_symbols must be"):
+        f(*args, n_symbols=1, **kwargs)
+
+
+def test_steps_is_a_deprecated_alias_of_n_steps():
+    new = simulate_markov_walkers(4, readout_sign=-1, n_units=2, batch_size=8, n_steps=3, seed=0)
+    with pytest.warns(DeprecationWarning, match="steps= is deprecated.*use n_steps="):
+        old = simulate_markov_walkers(4, readout_sign=-1, n_units=2, batch_size=8, steps=3, seed=0)
+    np.testing.assert_array_equal(old.omega1, new.omega1)
+    assert old.steps == new.steps == new.nit == 3
+    with pytest.raises(TypeError, match="pass n_steps= only"):
+        simulate_markov_walkers(4, readout_sign=-1, steps=3, n_steps=3)
+
+    from richlazy.theory import kernel_gradient_descent
+
+    S = np.random.default_rng(0).standard_normal((3, 2))
+    x, y, p = sd_training_pairs(S)
+    f_new, r_new = kernel_gradient_descent(x, y, x[:4], p=p, n_steps=7, record_every=3)
+    with pytest.warns(DeprecationWarning, match="steps= is deprecated.*use n_steps="):
+        f_old, r_old = kernel_gradient_descent(x, y, x[:4], p=p, steps=7, record_every=3)
+    np.testing.assert_array_equal(f_old, f_new)
+    np.testing.assert_array_equal(r_old, r_new)
+    with pytest.raises(TypeError, match="pass n_steps= only"):
+        kernel_gradient_descent(x, y, x[:4], steps=7, n_steps=7)

@@ -186,7 +186,8 @@ def solve_sigmoid_deep(
     Parameters
     ----------
     labels : (P,) ints 0..C-1
-        Class of each training input (C <= 3; inputs orthonormal, |x|^2 = N0).
+        Class of each training input (C <= 4 at L = 2, C <= 3 for L > 2, where the middle
+        layers' field has 2C dimensions; inputs orthonormal, |x|^2 = N0).
     Y : (P, m)
         Targets, one row per training input.
     K_start : sequence of L - 1 (P, P) arrays

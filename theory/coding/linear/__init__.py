@@ -3,6 +3,7 @@ order parameter U, the kernels per layer and the predictor (``solve_linear_netwo
 
 from ._network import (
     LinearNetworkSolution,
+    LinearSaddleResiduals,
     default_sigma_a2,
     input_kernel,
     linear_saddle_residuals,
@@ -12,6 +13,7 @@ from ._network import (
 
 __all__ = [
     "LinearNetworkSolution",
+    "LinearSaddleResiduals",
     "default_sigma_a2",
     "input_kernel",
     "linear_saddle_residuals",

@@ -41,6 +41,7 @@ __all__ = [
     "solve_U",
     "LinearNetworkSolution",
     "solve_linear_network",
+    "LinearSaddleResiduals",
     "linear_saddle_residuals",
 ]
 
@@ -389,7 +390,7 @@ def solve_linear_network(
     t = np.linalg.solve(K_below, Y @ Uinv_r)
     if T == 0.0:
         res = linear_saddle_residuals(K0, Y, t=t, U=U, kernels=kernels, sigma_a2=sigma_a2, T=0.0)
-        resid = max(res.values())
+        resid = res.largest
         sol = LinearNetworkSolution(
             converged=True, status=Status.SUCCESS,
             message="closed form" if exact else (
@@ -440,7 +441,7 @@ def _solve_finite_T(K0, Y, t0, sigma_a2, T, rtol, maxiter, throw):
     K1 = K0 + K0 @ t @ U @ t.T @ K0
     mean_out = Y - T * t
     res = linear_saddle_residuals(K0, Y, t=t, U=U, kernels=(K1,), sigma_a2=sigma_a2, T=T)
-    resid = max(res.values())
+    resid = res.largest
     ok = ok and resid < 1e-8
     # hybr's status 2: "the number of calls to function has reached maxfev" (the budget ran out)
     out_of_budget = getattr(sol, "status", None) == 2 or sol.nfev >= maxiter * per_iter
@@ -466,7 +467,32 @@ def _solve_finite_T(K0, Y, t0, sigma_a2, T, rtol, maxiter, throw):
     return out
 
 
-def linear_saddle_residuals(K0, Y, *, t, U, kernels, sigma_a2, T=0.0) -> dict:
+@dataclass(frozen=True)
+class LinearSaddleResiduals:
+    """Max-abs residuals of the linear-network saddle-point equations (see
+    :func:`linear_saddle_residuals`), each relative to the size of its terms.
+
+    Attributes
+    ----------
+    readout : float                 the readout equation ``U (I/sigma_a2 - t^T K_{L-1} t) = I`` (on
+                                    the range of Y^T).
+    output : float                  (S1), the output constraint ``K_{L-1} t U = Y - T t``.
+    feature_kernel : float          ``K_L = K_{L-1} + K_{L-1} t U t^T K_{L-1}``.
+    lower_layers : tuple of float   (S2)+(S3) for the layers l = 1 ... L-1 (empty for L = 1).
+    """
+
+    readout: float
+    output: float
+    feature_kernel: float
+    lower_layers: tuple
+
+    @property
+    def largest(self) -> float:
+        """The largest of all the residuals."""
+        return max((self.readout, self.output, self.feature_kernel, *self.lower_layers))
+
+
+def linear_saddle_residuals(K0, Y, *, t, U, kernels, sigma_a2, T=0.0) -> LinearSaddleResiduals:
     """Max-abs residuals of the linear-network saddle-point equations (notes §2.3, (S1)-(S3)).
 
     With ``K_0 = K0`` and hidden prior variances 1, for a linear network of depth L:
@@ -477,7 +503,7 @@ def linear_saddle_residuals(K0, Y, *, t, U, kernels, sigma_a2, T=0.0) -> dict:
     * (S2)+(S3) lower layers l < L: ``K_l^{-1} = K_{l-1}^{-1} - Kt_l`` with the conjugate kernel
       ``Kt_l = K_l^{-1} (C_{l+1} - K_l) K_l^{-1}``, C_{l+1} = <z^{l+1} z^{l+1 T}> (= K_{l+1}).
 
-    Returns a dict name -> residual, relative to the size of the terms. Used as the
+    Returns a :class:`LinearSaddleResiduals`, each relative to the size of its terms. Used as the
     "residual of the U equation" check of the closed forms.
     """
     K0 = as_psd_matrix("K0", K0)
@@ -498,20 +524,21 @@ def linear_saddle_residuals(K0, Y, *, t, U, kernels, sigma_a2, T=0.0) -> dict:
     T = check_nonneg_float("T", T)
     L = len(kernels)
     Ks = (K0,) + kernels
-    out = {}
     Kb = Ks[L - 1]
     M = np.eye(m) / sigma_a2 - t.T @ Kb @ t
     # readout equation on range(Y^T) only (U is the prior sigma_a2 elsewhere at T=0)
     Pr = np.linalg.pinv(Y) @ Y
-    out["readout"] = float(np.max(np.abs(Pr @ (U @ M - np.eye(m)) @ Pr)))
-    out["output"] = float(np.max(np.abs(Kb @ t @ U - (Y - T * t))) / max(1.0, np.max(np.abs(Y))))
+    readout = float(np.max(np.abs(Pr @ (U @ M - np.eye(m)) @ Pr)))
+    output = float(np.max(np.abs(Kb @ t @ U - (Y - T * t))) / max(1.0, np.max(np.abs(Y))))
     CL = Kb + Kb @ t @ U @ t.T @ Kb
-    out["feature_kernel"] = float(np.max(np.abs(CL - Ks[L])) / np.max(np.abs(Ks[L])))
+    feature_kernel = float(np.max(np.abs(CL - Ks[L])) / np.max(np.abs(Ks[L])))
+    lower = []
     for ell in range(1, L):
         Kl = Ks[ell]
         Klinv = np.linalg.inv(Kl)
         Kt = Klinv @ (Ks[ell + 1] - Kl) @ Klinv
         lhs = Klinv
         rhs = np.linalg.inv(Ks[ell - 1]) - Kt
-        out[f"layer{ell}"] = float(np.max(np.abs(lhs - rhs)) / np.max(np.abs(lhs)))
-    return out
+        lower.append(float(np.max(np.abs(lhs - rhs)) / np.max(np.abs(lhs))))
+    return LinearSaddleResiduals(readout=readout, output=output, feature_kernel=feature_kernel,
+                                 lower_layers=tuple(lower))

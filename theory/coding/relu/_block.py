@@ -64,6 +64,7 @@ from ...checks import (
     check_int,
     check_nonneg_float,
     check_pos_float,
+    renamed_argument,
 )
 from .._problem import _check_labels
 from ._block_bulk import _BlockBulk, _field_range
@@ -365,8 +366,9 @@ def _class_targets(Y):
     return labels, Yc
 
 
+@renamed_argument(K="K0")
 def solve_relu_block(
-    K,
+    K0,
     Y,
     *,
     sigma_a2: float | None = None,
@@ -384,8 +386,8 @@ def solve_relu_block(
 
     Parameters
     ----------
-    K : (P, P)       prior kernel of the feature layer's preactivations (K0 for L = 1, the
-                     layer below's kernel otherwise), reduced to its class-block form by
+    K0 : (P, P)      prior kernel of the feature layer's preactivations (the input kernel for
+                     L = 1, the layer below's kernel otherwise), reduced to its class-block form by
                      :func:`class_block_kernel` (exact on the orthogonal toy task by symmetry;
                      block means for a sampled kernel).
     Y : (P, m)       targets, one class per output: the class of input mu is argmax_r Y[mu, r],
@@ -424,7 +426,7 @@ def solve_relu_block(
     they settle; checked in addition: no second maximum of g within 20 of the best (a rule around
     one mode would miss it).
     """
-    K = as_psd_matrix("K", K)
+    K = as_psd_matrix("K0", K0)
     Y = as_float_matrix("Y", Y)
     if Y.shape[0] != K.shape[0]:
         raise ValueError(f"Y must have one row per training input ({K.shape[0]}), got shape "

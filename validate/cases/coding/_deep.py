@@ -31,26 +31,28 @@ Persistence at lag l is the fraction of (time origin, neuron) pairs with equal c
 from __future__ import annotations
 
 import numpy as np
-from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 
 from ...codes import code_fractions, code_label, neuron_codes
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
-from ...stats import chain_diagnostics, mean_se
-from ._deep_theory import (
+from ...recipes import (
+    DEEP_TOY_RATIOS,
     FEATURE_FROZEN,
     LOWER_MIXING,
     NOT_ANNEALED,
+    deep_toy_setup,
+    lagged_persistence,
     layer_code_keys,
-    theory_class_codes,
+    mixing_value,
+    origin_series,
+    persistence_curve,
     theory_quantities,
 )
-from ._persistence import _curve, _origin_series, _se, lagged_persistence
+from ...stats import chain_diagnostics, fraction_se, mean_se
 
-__all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES", "deep_toy_setup", "mixing_value", "layer_code_keys",
-           "theory_class_codes"]
+__all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES"]
 
 # quick: Fig. 5's configuration (L = 2, y- = 1/2) at N = P = 50 with Gibbs-HMC (exact readout
 # draw, HMC of both weight layers). Measured (seed 0, one thread): 10 000 steps x 4 chains in
@@ -84,32 +86,8 @@ DEEP_SIGMOID_SIZES = {
     "full": dict(L=3, N=200, P=200, N0=220, y_minus=-0.5, T=0.002, dt=0.01, n_chains=4,
                  n_steps=40_000, burn_in=10_000, thin=200),
 }
-_RATIOS = (0.5, 0.25, 0.25)
 #: codes held by fewer than this fraction of a layer's neurons are not counted as codes
 _MIN_CODE_FRACTION = 0.02
-
-
-def mixing_value(keys) -> float:
-    """Persistence of codes that have fully decorrelated: ``sum_gamma p_gamma^2`` with p the
-    pooled fractions of the integer codes ``keys`` (any shape); the probability that two
-    independent draws from p agree."""
-    keys = np.asarray(keys)
-    if keys.size == 0:
-        raise ValueError("keys must hold at least one code, got an empty array")
-    _, counts = np.unique(keys, return_counts=True)
-    p = counts / keys.size
-    return float(np.sum(p * p))
-
-
-def deep_toy_setup(ctx, cfg, activation):
-    """The orthogonal toy task of Figs. 3 and 5 (ratios [1/2, 1/4, 1/4], y+ = 1, y- from
-    ``cfg``) and the non-lazy network of ``cfg`` (N0, N, L; three outputs) with ``activation``:
-    (task, spec, labels)."""
-    task = orthogonal_toy_task(cfg["P"], cfg["N0"], ratios=_RATIOS, y_plus=1.0,
-                               y_minus=cfg["y_minus"], seed=ctx.child_seed(0))
-    spec = NetworkSpec(N0=cfg["N0"], N=cfg["N"], L=cfg["L"], m=3, activation=activation,
-                       regime="nonlazy")
-    return task, spec, np.asarray(task.labels)
 
 
 def _run(ctx, cfg):
@@ -184,16 +162,16 @@ def _deep_case(ctx, sizes, sizes_name):
         keys = layer_code_keys(run.samples[f"layer{l}"].double().numpy())  # (S, E, N)
         lag = keys.shape[0] // 2
         per_chain = lagged_persistence(keys, lag)
-        p, se = _se(per_chain, keys.shape[1] * N)
+        p, se = fraction_se(per_chain, keys.shape[1] * N)
         mix = mixing_value(keys[lag:])
         # each chain's own mixing value: its feature-layer codes are frozen, so every chain
         # samples its own metastable state and its lower layers their own code distribution
         mix_e = np.array([mixing_value(keys[lag:, e]) for e in range(keys.shape[1])])
         same = keys[lag:] == keys[:-lag]
         per_layer[l] = dict(p=p, se=se, mix=mix, excess=per_chain - mix_e,
-                            mx=chain_diagnostics(_origin_series(same)),
-                            mx_excess=chain_diagnostics(_origin_series(same) - mix_e))
-        curves[l] = (_curve(keys), mix)
+                            mx=chain_diagnostics(origin_series(same)),
+                            mx_excess=chain_diagnostics(origin_series(same) - mix_e))
+        curves[l] = (persistence_curve(keys), mix)
         rasters[l] = keys[:, 0, :20]
         frac = code_fractions(neuron_codes(run.samples[f"layer{l}"][-1].double().numpy()))
         held = [f"{lab} {f:.2f}" for lab, f in zip(frac.labels, frac.fraction, strict=True)
@@ -228,7 +206,7 @@ def _deep_case(ctx, sizes, sizes_name):
     notes.append(f"Gibbs-HMC (exact readout draw, HMC of the weights), {run.n_steps} steps x "
                  f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
-    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=list(_RATIOS)),
+    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=list(DEEP_TOY_RATIOS)),
                        notes=" ".join(notes))
 
 

@@ -32,8 +32,7 @@ from ...core._annealing import anneal_posterior, frozen_estimate
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...observables import class_means
-from ._deep import deep_toy_setup
-from ._deep_theory import FEATURE_FROZEN, layer_code_keys, theory_class_codes
+from ...recipes import FEATURE_FROZEN, deep_toy_setup, layer_code_keys, theory_class_codes
 
 # full: the quick size of coding/deep-sigmoid (Fig. 5's configuration at N = P = 50). Measured
 # (2026-12-04, one thread; docs/report/full/): this configuration, 223 stages in 603 s, one

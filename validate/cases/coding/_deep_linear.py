@@ -27,8 +27,8 @@ from richlazy.theory import input_kernel, solve_linear_network
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import estimates_from_run, sample_posterior
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
+from ...recipes import compare_linear, compare_U, element_estimate
 from ...rendering._plots import kernel_heatmaps
-from ._linear import _cmp, compare_U, element_estimate
 
 __all__ = ["DEEP_LINEAR_SIZES"]
 
@@ -85,16 +85,16 @@ def deep_linear(ctx: CaseContext) -> CaseOutcome:
         Kd_th, Kb_th = (x.numpy() for x in class_block_means(torch.as_tensor(sol.kernels[l - 1]),
                                                                labels, m))
         for c in range(m):
-            qs.append(_cmp(f"K_{l} diagonal, class {c}", Kd_th[c], e(f"Kd{l}", c), N))
+            qs.append(compare_linear(f"K_{l} diagonal, class {c}", Kd_th[c], e(f"Kd{l}", c), N))
         for c in range(m):
             for d in range(c, m):
-                qs.append(_cmp(f"K_{l} block ({c},{d}) (learned part)", Kb_th[c, d],
+                qs.append(compare_linear(f"K_{l} block ({c},{d}) (learned part)", Kb_th[c, d],
                                e(f"Kb{l}", c, d), N))
     oh = np.eye(m)[labels]
     Fc_th = oh.T @ sol.mean_output / oh.sum(0)[:, None]
     for c in range(m):
         for r in range(m):
-            qs.append(_cmp(f"training output f_{r}, class {c}", Fc_th[c, r], e("Fc", c, r), N))
+            qs.append(compare_linear(f"training output f_{r}, class {c}", Fc_th[c, r], e("Fc", c, r), N))
 
     # the sampled feature kernel drawn from its class-block means (diagonal and off-diagonal)
     Kd_s, Kb_s = est[f"Kd{L}"].mean, est[f"Kb{L}"].mean

@@ -42,9 +42,8 @@ from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
+from ...recipes import OUTLIER_THRESHOLD, deep_toy_setup, outlier_summary
 from ...stats import mean_se
-from ._deep import deep_toy_setup
-from ._relu import OUTLIER_THRESHOLD, outlier_summary
 
 __all__ = ["DEEP_RELU_SIZES", "strong_single_class_counts", "theory_outlier_summary"]
 

@@ -7,10 +7,10 @@ import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 
-from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
+from ...recipes import compare_linear, compare_U, element_estimate
 from ...rendering._plots import kernel_heatmaps, readout_histograms
 from ...stats import mean_se
 
@@ -26,58 +26,6 @@ LINEAR_TOY_SIZES = {
     "full": dict(N=200, P=200, N0=220, n_chains=4, T=0.005, dt=0.01, n_steps=6_000,
                  burn_in=1_000, thin=5, sampler="gibbs-exact"),
 }
-
-
-def _tol_note(N):
-    return (f"rel tolerance = 3/N (finite-width bias, N={N}) + 4 standard errors; abs tolerance = "
-            f"4 standard errors + 3/N x natural scale.")
-
-
-_LINEAR_MIXING = ("a linear network's posterior is Gaussian in every block (notes §3.1): one state, "
-                  "no barrier for the chains to cross")
-
-
-def _cmp(name, theory, est, N, *, scale=None):
-    """Compare with the a-priori tolerance of this case (see _tol_note); ``est`` is
-    (mean, stderr) or (mean, stderr, mixing) with the chain diagnostics of the estimate."""
-    th = float(theory)
-    sim = float(est[0])
-    se = float(est[1])
-    mixing = est[2] if len(est) > 2 else None
-    # the ergodicity class of a sampled estimate: a linear network's posterior is Gaussian
-    erg = {} if mixing is None else dict(ergodicity="mixing", reason=_LINEAR_MIXING)
-    if scale is not None and abs(th) < 1e-9 * scale:
-        th = 0.0  # analytically zero; the solver returns round-off
-    if scale is None:
-        tol = 3.0 / N + 4.0 * se / abs(th)
-        return compare(name, th, sim, stderr=se, kind="rel", tol=tol, note=_tol_note(N),
-                       mixing=mixing, **erg)
-    tol = 4.0 * se + 3.0 / N * scale
-    return compare(name, th, sim, stderr=se, kind="abs", tol=tol, note=_tol_note(N), mixing=mixing,
-                   **erg)
-
-
-def element_estimate(est):
-    """``e(key, *idx)``: mean, stderr and the chain diagnostics of one element of a recorded
-    observable (the form :func:`_cmp` takes)."""
-
-    def e(key, *idx):
-        return est[key].mean[idx], est[key].stderr[idx], est[key].mixing(*idx)
-
-    return e
-
-
-def compare_U(U, e, N):
-    """The readout covariance U (m x m) against its estimate ``e("UA", r, s)``: relative
-    tolerance where the theory is non-zero, absolute (scale sqrt(U_rr U_ss)) where it is zero."""
-    m = U.shape[0]
-    qs = [_cmp(f"U[{r},{r}] (readout variance)", U[r, r], e("UA", r, r), N) for r in range(m)]
-    for r in range(m):
-        for s in range(r + 1, m):
-            scale = float(np.sqrt(U[r, r] * U[s, s]))
-            qs.append(_cmp(f"U[{r},{s}]", U[r, s], e("UA", r, s), N,
-                           scale=scale if abs(U[r, s]) < 1e-9 * scale else None))
-    return qs
 
 
 @register_case(
@@ -163,36 +111,37 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
     Kd_th, Kb_th = (x.numpy() for x in class_block_means(torch.as_tensor(K1), labels, m))
     kscale = float(np.mean(np.diag(K1)))
     for c in range(m):
-        qs.append(_cmp(f"K_1 diagonal, class {c}", Kd_th[c], e("Kd", c), N))
+        qs.append(compare_linear(f"K_1 diagonal, class {c}", Kd_th[c], e("Kd", c), N))
     for c in range(m):
         for d in range(c, m):
             if abs(Kb_th[c, d]) > 1e-12:
-                qs.append(_cmp(f"K_1 block ({c},{d})", Kb_th[c, d], e("Kb", c, d), N))
+                qs.append(compare_linear(f"K_1 block ({c},{d})", Kb_th[c, d], e("Kb", c, d), N))
             else:
-                qs.append(_cmp(f"K_1 block ({c},{d})", Kb_th[c, d], e("Kb", c, d), N, scale=kscale))
+                qs.append(compare_linear(f"K_1 block ({c},{d})", Kb_th[c, d], e("Kb", c, d), N, scale=kscale))
     # conditional law of z given a: covariance K0 = I (diag 1, off-diag 0)
     for c in range(m):
-        qs.append(_cmp(f"Cov(z|a) diagonal, class {c}", 1.0, e("Rd", c), N))
+        qs.append(compare_linear(f"Cov(z|a) diagonal, class {c}", 1.0, e("Rd", c), N))
     for c in range(m):
         for d in range(c, m):
-            qs.append(_cmp(f"Cov(z|a) block ({c},{d})", 0.0, e("Rb", c, d), N, scale=1.0))
+            qs.append(compare_linear(f"Cov(z|a) block ({c},{d})", 0.0, e("Rb", c, d), N, scale=1.0))
     Fm = sol.mean_output
     oh = np.eye(m)[labels]
     Fc_th = oh.T @ Fm / oh.sum(0)[:, None]
     for c in range(m):
         for r in range(m):
             if abs(Fc_th[c, r]) > 1e-12:
-                qs.append(_cmp(f"training output f_{r}, class {c}", Fc_th[c, r], e("Fc", c, r), N))
+                qs.append(compare_linear(f"training output f_{r}, class {c}", Fc_th[c, r], e("Fc", c, r), N))
             else:
-                qs.append(_cmp(f"training output f_{r}, class {c}", Fc_th[c, r], e("Fc", c, r), N, scale=1.0))
+                qs.append(compare_linear(f"training output f_{r}, class {c}", Fc_th[c, r], e("Fc", c, r), N,
+                                         scale=1.0))
     for q in range(Qn):
         c = test_cls[q]
-        qs.append(_cmp(f"test predictor f_{c}(x*{q}) (class {c}, alpha={test_alpha[q]})",
+        qs.append(compare_linear(f"test predictor f_{c}(x*{q}) (class {c}, alpha={test_alpha[q]})",
                        f_th[q, c], e("Fs", q, c), N))
     for q in range(Qn):
-        qs.append(_cmp(f"test kernel K(x*{q}, x*{q})", Kss_th[q, q], e("Kss", q, q), N))
+        qs.append(compare_linear(f"test kernel K(x*{q}, x*{q})", Kss_th[q, q], e("Kss", q, q), N))
     for q in range(0, Qn, 2):
-        qs.append(_cmp(f"test kernel K(x*{q}, x*{q + 1})", Kss_th[q, q + 1], e("Kss", q, q + 1), N))
+        qs.append(compare_linear(f"test kernel K(x*{q}, x*{q + 1})", Kss_th[q, q + 1], e("Kss", q, q + 1), N))
     # generalisation error: the theory (N -> inf) has no predictor-variance term. Compare the
     # bias part (y - <f>)^2 with it, and check separately that the sampled predictor variance is
     # O(1/N) (theory value 0).
@@ -204,13 +153,13 @@ def linear_toy(ctx: CaseContext) -> CaseOutcome:
         grad[:, r] = 2 * (f_bar[:, r] - Ys[:, r]) / Qn  # d eps_r / d <f(x*_q)>_r
         se = np.sqrt(np.sum((2 * (f_bar[:, r] - Ys[:, r]) * f_se[:, r]) ** 2)) / Qn
         # eps_r is a nonlinear function of the mean predictor: mixing of its delta-method series
-        qs.append(_cmp(f"generalisation error eps_{r}, bias part mean (y - <f>)^2", gen_th[r],
+        qs.append(compare_linear(f"generalisation error eps_{r}, bias part mean (y - <f>)^2", gen_th[r],
                        (err.mean(), se, linearised_series(Fs_s, grad)), N))
     # an average over independent chains of each chain's variance: no chain diagnostics
     chain_var = Fs_s.var(axis=0, ddof=1).mean(axis=(1, 2))  # posterior variance per chain
     pv, pv_se = (float(v) for v in mean_se(chain_var))
     pv_scale = float(np.mean(np.diag(U)) * np.mean(np.diag(Kss_th)))
-    qs.append(_cmp("predictor variance Var f(x*) (mean over test inputs, outputs)", 0.0,
+    qs.append(compare_linear("predictor variance Var f(x*) (mean over test inputs, outputs)", 0.0,
                    (pv, pv_se), N, scale=pv_scale))
 
     figs = []

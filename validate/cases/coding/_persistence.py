@@ -39,8 +39,14 @@ from richlazy.theory import (
 from ...core._compare import Equilibration, compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
-from ...stats import chain_diagnostics, mean_se, worst_mixing
-from ._relu import _run_seeded
+from ...recipes import (
+    lagged_persistence,
+    lagged_set_persistence,
+    origin_series,
+    persistence_curve,
+    run_seeded,
+)
+from ...stats import chain_diagnostics, fraction_se, worst_mixing
 
 PERSISTENCE_SIZES = {
     "quick": dict(
@@ -83,52 +89,10 @@ def orthant_probabilities(U) -> dict[tuple[int, ...], float]:
     return out
 
 
-def lagged_persistence(keys, lag: int) -> np.ndarray:
-    """Per-chain fraction of (origin, neuron) pairs with equal code at lag ``lag``:
-    keys (S, E, N) integer codes -> (E,)."""
-    keys = np.asarray(keys)
-    if keys.ndim != 3:
-        raise ValueError(f"keys must have shape (S, E, N), got {keys.shape}")
-    if isinstance(lag, bool) or not isinstance(lag, int) or not 0 <= lag < keys.shape[0]:
-        raise ValueError(f"lag must be an int in [0, S = {keys.shape[0]}), got {lag!r}")
-    if lag == 0:
-        return np.ones(keys.shape[1])
-    return (keys[lag:] == keys[:-lag]).mean(axis=(0, 2))
-
-
-def lagged_set_persistence(top, lag: int) -> np.ndarray:
-    """Per-chain fraction of the top-k neurons at time s that are again top-k at s + lag:
-    top (S, E, k) neuron indices -> (E,)."""
-    top = np.asarray(top)
-    if top.ndim != 3:
-        raise ValueError(f"top must have shape (S, E, k), got {top.shape}")
-    S, E, k = top.shape
-    if isinstance(lag, bool) or not isinstance(lag, int) or not 0 <= lag < S:
-        raise ValueError(f"lag must be an int in [0, S = {S}), got {lag!r}")
-    if lag == 0:
-        return np.ones(E)
-    hits = (top[lag:, :, :, None] == top[:-lag, :, None, :]).any(-1)  # (S-lag, E, k)
-    return hits.mean(axis=(0, 2))
-
-
-def _origin_series(same):
-    """Per-origin series of a lagged persistence: ``same`` (S - lag, E, units) booleans (unit
-    equal at origin s and s + lag) -> (S - lag, E), the fraction of units per origin and chain;
-    its mean is the compared persistence and it is the series whose chain diagnostics are
-    reported (consecutive origins overlap, which the ESS accounts for)."""
-    return np.asarray(same, dtype=float).mean(axis=2)
-
-
 def _sign_keys(A):
     """Readout sign patterns (..., N, m) -> integer keys (..., N)."""
     m = A.shape[-1]
     return ((A > 0) * (1 << np.arange(m))).sum(-1)
-
-
-def _curve(keys, n_lags=12):
-    S = keys.shape[0]
-    lags = np.unique(np.linspace(0, S // 2, n_lags).astype(int))
-    return lags, np.array([lagged_persistence(keys, int(l)).mean() for l in lags])
 
 
 def _lag_note(cfg, lag_steps) -> str:
@@ -138,13 +102,6 @@ def _lag_note(cfg, lag_steps) -> str:
                 "exact Gaussian conditional, plus neuron-scale moves); ")
     return (f"the lag is {lag_steps * cfg['T'] * cfg['dt']:.1f} relaxation times 1/(T dt) of the "
             "first-layer weights (ULA); ")
-
-
-def _se(per_chain, n_units):
-    p = float(per_chain.mean())
-    binom = math.sqrt(max(p * (1 - p), 1.0 / n_units) / n_units)
-    spread = float(mean_se(per_chain)[1]) if len(per_chain) > 1 else 0.0
-    return p, max(binom, spread)
 
 
 #: ergodicity classes (compare(..., ergodicity=, reason=)) of the compared persistences
@@ -173,7 +130,7 @@ def _run(ctx, name, activation, cfg, N, P, N0):
 
     spec = NetworkSpec(N0=N0, N=N, L=1, m=3, activation=activation, regime="nonlazy")
     if "amplitudes" in cfg:  # ReLU: start from seeded single-class outliers (coding/relu-toy)
-        _, run = _run_seeded(
+        _, run = run_seeded(
             spec, task, T=cfg["T"], sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
             n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], amplitudes=cfg["amplitudes"],
             class_targets=toy_class_targets(3, y_plus=1.0, y_minus=cfg["y_minus"]), observe=observe,
@@ -216,14 +173,14 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     keys = _sign_keys(A)
     S = keys.shape[0]
     lag = S // 2
-    p_lin, se_lin = _se(lagged_persistence(keys, lag), keys.shape[1] * N)
-    mx_lin = chain_diagnostics(_origin_series(keys[lag:] == keys[:-lag]))
+    p_lin, se_lin = fraction_se(lagged_persistence(keys, lag), keys.shape[1] * N)
+    mx_lin = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]))
     lag_steps = lag * c["thin"]
     qs.append(compare(f"linear: sign-pattern persistence at lag {lag_steps} steps", mix_lin, p_lin,
                       stderr=se_lin, kind="abs", tol=4 * se_lin + 3.0 / N, mixing=mx_lin,
                       note="theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); "
                            + _lag_note(c, lag_steps) + tol_note, **_LINEAR))
-    curves["linear"] = (_curve(keys), c["thin"], mix_lin)
+    curves["linear"] = (persistence_curve(keys), c["thin"], mix_lin)
 
     # ---- sigmoid: codes persist
     c = cfg["sigmoid"]
@@ -233,8 +190,8 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     mix_sig = float(np.sum(ssol.P_gamma ** 2))
     keys = _sign_keys(A)
     lag = keys.shape[0] // 2
-    p_sig, se_sig = _se(lagged_persistence(keys, lag), keys.shape[1] * N)
-    mx_sig = chain_diagnostics(_origin_series(keys[lag:] == keys[:-lag]))
+    p_sig, se_sig = fraction_se(lagged_persistence(keys, lag), keys.shape[1] * N)
+    mx_sig = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]))
     lag_steps = lag * c["thin"]
     qs.append(compare(f"sigmoid: sign-pattern persistence at lag {lag_steps} steps", 1.0, p_sig,
                       stderr=se_sig, kind="abs", tol=4 * se_sig + 3.0 / N, mixing=mx_sig,
@@ -247,7 +204,7 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
                       stderr=se_d, kind="gt", tol=10.0, mixing=worst_mixing(mx_sig, mx_lin),
                       note="trend claim: the sigmoid codes persist far above the linear mixing value; "
                            "must exceed 10 SE", **_SIGMOID))
-    curves["sigmoid"] = (_curve(keys), c["thin"], mix_sig)
+    curves["sigmoid"] = (persistence_curve(keys), c["thin"], mix_sig)
 
     # ---- ReLU: outlier identity persists
     c = cfg["relu"]
@@ -258,12 +215,12 @@ def persistence(ctx: CaseContext) -> CaseOutcome:
     norms = np.linalg.norm(A, axis=-1)  # (S, E, N)
     top = np.argsort(-norms, axis=-1, kind="stable")[..., :k]
     lag = top.shape[0] // 2
-    p_relu, se_relu = _se(lagged_set_persistence(top, lag), top.shape[1] * k)
+    p_relu, se_relu = fraction_se(lagged_set_persistence(top, lag), top.shape[1] * k)
     hits = (top[lag:, :, :, None] == top[:-lag, :, None, :]).any(-1)  # (S - lag, E, k)
     lag_steps = lag * c["thin"]
     qs.append(compare(f"ReLU: identity persistence of the top-{k} readouts at lag {lag_steps} steps", 1.0,
                       p_relu, stderr=se_relu, kind="abs", tol=4 * se_relu + 3.0 / N,
-                      mixing=_origin_series(hits),
+                      mixing=origin_series(hits),
                       note=f"theory: {k} frozen outliers (readouts O(sqrt N)); exchangeable roles would give "
                            f"k/N = {k / N:.3f}; " + tol_note, **_RELU))
     srt = np.sort(norms, axis=-1)

@@ -11,9 +11,9 @@ q_cc = 0.3, q_cc' = 0.1 the outliers' preactivations double (z̄ 2.5 against 1.2
 readouts halve, and the bulk readout a_0 almost vanishes.
 
 The samples are read, seeded and compared exactly as in ``coding/relu-toy``
-(:func:`._relu.relu_sampled_comparison`), at its quick size (N = P = 100, 8000 Gibbs-HMC steps x
-4 chains). The theory contains T (output ``Y - T t``), so the relative tolerances carry no
-finite-T allowance: 3/N + 4 SE.
+(:func:`richlazy.validate.recipes.relu_sampled_comparison`), at its quick size (N = P = 100,
+8000 Gibbs-HMC steps x 4 chains). The theory contains T (output ``Y - T t``), so the relative
+tolerances carry no finite-T allowance: 3/N + 4 SE.
 
 The theory's bulk is the whole readout law of a bulk neuron (``bulk="readout_law"``, the
 N -> infinity theory at this finite P_s = P), not its maximum: with correlated classes the bulk
@@ -32,53 +32,18 @@ quick suite's exit status should not hang on that open question.
 
 from __future__ import annotations
 
-import numpy as np
-from richlazy.simulate import class_correlated_toy_task
-from richlazy.theory import input_kernel, solve_relu_block, toy_class_targets
-
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ._relu import OUTLIER_THRESHOLD, RELU_TOY_SIZES, relu_sampled_comparison
+from ...recipes import (
+    CLASS_COVARIANCE,
+    OUTLIER_THRESHOLD,
+    Y_MINUS,
+    Y_PLUS,
+    BlockView,
+    correlated_problem,
+    relu_sampled_comparison,
+)
 
-__all__ = ["CLASS_COVARIANCE", "BlockView", "correlated_problem"]
-
-#: class covariance q of the inputs (within class 0.3, between classes 0.1)
-CLASS_COVARIANCE = ((0.3, 0.1, 0.1), (0.1, 0.3, 0.1), (0.1, 0.1, 0.3))
-Y_PLUS, Y_MINUS = 1.0, -0.5
-
-
-class BlockView:
-    """The attributes of a toy solution that the shared comparison reads, from a
-    :class:`richlazy.theory.ReLUBlockSolution` with single-class outliers."""
-
-    def __init__(self, sol):
-        z = sol.outlier_class_preactivations
-        self.message = sol.message
-        self.t, self.a0 = sol.t, sol.a0
-        self.bulk_mean_activation = sol.bulk_mean_activation
-        self.outlier_readouts = sol.outlier_readouts
-        self.outlier_classes = np.argmax(z, axis=1)
-        self.outlier_preactivations = z.max(axis=1)
-        self.outlier_strength = np.zeros(z.shape[1])
-        self.outlier_strength[self.outlier_classes] = self.outlier_preactivations**2
-        self.bulk_readout_density = sol.bulk_readout_density
-        self.density_label = "theory (readout law: its mean and sd)"
-        self.activation_name = "E[M(t_c.a)] over the bulk readout law"
-        self.spread_note = " The spread of the bulk readouts is in the theory (its readout law)."
-
-
-def correlated_problem(ctx: CaseContext, name: str):
-    """The correlated-class toy problem of this case (seed stream 0 of ``ctx``) and its
-    readout-law theory. Returns ``(cfg, task, sol, Yc)``; RuntimeError naming ``name`` when the
-    theory has not converged to single-class outliers."""
-    cfg = RELU_TOY_SIZES["quick"]
-    task = class_correlated_toy_task(cfg["P"], cfg["N0"], np.array(CLASS_COVARIANCE),
-                                     y_plus=Y_PLUS, y_minus=Y_MINUS, seed=ctx.child_seed(0))
-    sol = solve_relu_block(input_kernel(task.X), task.Y, T=cfg["T"], bulk="readout_law")
-    if not sol.converged or np.any((sol.outlier_class_preactivations > 0).sum(axis=1) != 1):
-        raise RuntimeError(f"{name} needs a converged theory with single-class "
-                           f"outliers; solve_relu_block: {sol.message}")
-    return cfg, task, sol, toy_class_targets(3, y_plus=Y_PLUS, y_minus=Y_MINUS)
-
+__all__: list[str] = []
 
 @register_case(
     "coding/relu-correlated",

@@ -28,40 +28,23 @@ from richlazy.theory import input_kernel, solve_relu_block
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...stats import chain_diagnostics, worst_mixing
-from ._relu import OUTLIER_THRESHOLD, chain_se, seeded_relu_samples
-from ._relu_correlated import CLASS_COVARIANCE, BlockView, correlated_problem
+from ...recipes import (
+    CLASS_COVARIANCE,
+    OUTLIER_THRESHOLD,
+    BlockView,
+    correlated_problem,
+    fit_inverse_width,
+    seeded_relu_samples,
+)
+from ...stats import chain_diagnostics, chain_se, worst_mixing
 
-__all__ = ["WIDTHS", "fit_inverse_width"]
+__all__ = ["WIDTHS"]
 
 NAME = "coding/relu-correlated-widths"
 #: the sampled widths (the rest of the configuration is coding/relu-correlated's)
 WIDTHS = (100, 200, 400)
 #: systematic allowance of the N -> infinity comparison (see the module doc)
 SYSTEMATIC = 0.005
-
-
-def fit_inverse_width(x, se, N):
-    """Weighted least-squares fit ``x(N) = x_inf + b / N`` (weights ``1/se^2``).
-
-    x, se, N : 1-D arrays of the same length n >= 2 (se > 0, N > 0).
-    Returns ``(x_inf, se_inf, b, chi2)``: the extrapolation, its standard error from ``se``
-    (the inverse normal matrix, not rescaled), the slope and the fit's chi^2 (n - 2 degrees of
-    freedom; 0 for n = 2). ValueError naming the argument otherwise."""
-    x, se, N = (np.asarray(v, dtype=float) for v in (x, se, N))
-    if x.ndim != 1 or x.size < 2 or se.shape != x.shape or N.shape != x.shape:
-        raise ValueError(f"x, se and N must be 1-D of one length >= 2, got shapes {x.shape}, "
-                         f"{se.shape}, {N.shape}")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(se)) and np.all(se > 0)):
-        raise ValueError(f"x must be finite and se finite and > 0, got x={x}, se={se}")
-    if not (np.all(np.isfinite(N)) and np.all(N > 0) and np.unique(N).size == N.size):
-        raise ValueError(f"N must be distinct finite widths > 0, got {N}")
-    A = np.stack([np.ones_like(N), 1.0 / N], axis=1)
-    w = 1.0 / se**2
-    cov = np.linalg.inv(A.T @ (w[:, None] * A))
-    beta = cov @ (A.T @ (w * x))
-    chi2 = float(np.sum(w * (x - A @ beta) ** 2))
-    return float(beta[0]), float(np.sqrt(cov[0, 0])), float(beta[1]), chi2
 
 
 def _series(summ, k: int, m: int) -> dict:

@@ -32,12 +32,8 @@ from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
+from ...recipes import code_fraction_quantities, code_readout_quantities, fraction_outside_quantity
 from ...stats import mean_se
-from ._sigmoid import (
-    code_fraction_quantities,
-    code_readout_quantities,
-    fraction_outside_quantity,
-)
 
 # T values as multiples of the P -> inf T_c (~0.082 for this task): well below, just below and
 # above, with Gibbs-HMC steps per T (exact readout draw + HMC of the hidden block). With ULA the

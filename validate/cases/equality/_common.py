@@ -33,7 +33,7 @@ def train_sd(ctx: CaseContext, k: int, d: int, gammas, Ls, *, width: int, steps:
     res = train_gamma_mlp(
         lambda gg: sd_train_batch(S, batch, n_symbols=n_sym, sigma2=sigma2, generator=gg),
         xt, yt, torch.tensor(gammas, dtype=torch.float64), d_eff=d, width=width, alpha0=alpha0,
-        steps=steps, eval_every=eval_every, generator=g)
+        n_steps=steps, eval_every=eval_every, generator=g)
     return res, S.cpu(), xt.cpu(), yt.cpu()
 
 
@@ -46,7 +46,7 @@ def ntk_accuracies(S, xt, yt, *, steps: int, every: int) -> tuple[np.ndarray, np
     for s in range(n):
         x, y, p = sd_training_pairs(S[s].double().numpy())
         xs, ys = xt[s].double().numpy(), yt[s].numpy() > 0.5
-        f, _ = kernel_gradient_descent(x, y, xs, p=p, lr=0.1, steps=steps, record_every=every)
+        f, _ = kernel_gradient_descent(x, y, xs, p=p, lr=0.1, n_steps=steps, record_every=every)
         gd[s] = ((f > 0) == ys).mean(1).max()
         kr[s] = ((kernel_regression_predict(x, y, xs, kernel="ntk") > 0) == ys).mean()
     return gd, kr

@@ -123,7 +123,7 @@ def case_ntk_vs_lazy(ctx: CaseContext) -> CaseOutcome:
             S = sd_symbols(seeds, L, d, generator=g)
             xt, yt = sd_test_batch(seeds, cfg["n_test"], d, generator=g)
             r = train_gamma_mlp(lambda gg, S=S: sd_train_batch(S, 128, generator=gg), xt, yt,
-                                lazy_gamma(d), d_eff=d, width=m, steps=steps, eval_every=every,
+                                lazy_gamma(d), d_eff=d, width=m, n_steps=steps, eval_every=every,
                                 generator=ctx.generator(810 + i))
             lazy[i] = r.best_accuracy.numpy()
         ntk_gd, ntk_kr = ntk_accuracies(S.cpu(), xt.cpu(), yt.cpu(), steps=steps, every=every)
@@ -181,7 +181,7 @@ def case_activation_change(ctx: CaseContext) -> CaseOutcome:
                 xt, yt = sd_test_batch(E, 256, d, generator=g)
                 gam = torch.tensor([gm for gm in gams for _ in range(seeds)], dtype=torch.float64)
                 r = train_gamma_mlp(lambda gg, S=S: sd_train_batch(S, 128, generator=gg), xt, yt,
-                                    gam, d_eff=d_eff, width=cfg["width"], steps=cfg["steps"],
+                                    gam, d_eff=d_eff, width=cfg["width"], n_steps=cfg["steps"],
                                     eval_every=cfg["steps"], generator=g)
                 ch[w, i] = relative_activation_change(r.W0, r.dW, xt.cpu()).reshape(len(gams),
                                                                                    seeds)

@@ -36,7 +36,7 @@ def _published(ctx, k, d, Ls, s2, *, width, steps, n_test):
     g = ctx.generator(k)
     S = sd_symbols(len(Ls), max(Ls), d, generator=g)
     res = train_gamma_mlp_sd(S, None, None, 1.0, n_symbols=torch.tensor(Ls, device=ctx.device),
-                             width=width, steps=steps, sigma2=s2, protocol="published",
+                             width=width, n_steps=steps, sigma2=s2, protocol="published",
                              n_test=1024, generator=g)
     if bool(res.diverged.any()):
         raise FloatingPointError("published-protocol training diverged; reduce alpha0")
@@ -44,7 +44,7 @@ def _published(ctx, k, d, Ls, s2, *, width, steps, n_test):
     xt, yt, S = xt.cpu(), yt.cpu(), S.cpu()
     mem = np.array([bayes_accuracy(xt[e, :, :d].double().numpy(), xt[e, :, d:].double().numpy(),
                                    yt[e].numpy(), prior="memorising", sigma2=s2,
-                                   symbols=S[e, :L].double().numpy())["accuracy"]
+                                   symbols=S[e, :L].double().numpy()).accuracy
                     for e, L in enumerate(Ls)])
     return res.best_accuracy.numpy(), mem
 
@@ -65,12 +65,12 @@ def case_noisy_bayes(ctx: CaseContext) -> CaseOutcome:
                                       width=cfg["width"], steps=cfg["steps"], sigma2=s2,
                                       n_test=cfg["n_test"], eval_every=max(cfg["steps"] // 20, 1))
             net[i] = res.best_accuracy.numpy().reshape(len(Ls), seeds)
-            gen.append(bayes_generalising_accuracy(d, s2)["accuracy"])
+            gen.append(bayes_generalising_accuracy(d, s2).accuracy)
             for e, L in enumerate(members):
                 x = xt[e].double().numpy()
                 r = bayes_accuracy(x[:, :d], x[:, d:], yt[e].numpy(), prior="memorising",
                                    sigma2=s2, symbols=S[e, :L].double().numpy())
-                mem.flat[i * len(Ls) * seeds + e] = r["accuracy"]
+                mem.flat[i * len(Ls) * seeds + e] = r.accuracy
     pub = {}  # published protocol: (net, mem) arrays shaped like net
     if "published" in cfg["protocols"]:
         with case_threads(ctx):

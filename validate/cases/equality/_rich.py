@@ -187,7 +187,7 @@ def case_alignment(ctx: CaseContext) -> CaseOutcome:
                      tol=Z,
                      note="the rho = 1.5 of Eq. (3) (seed: 1.56 +- 0.09 measured at L=32; the "
                           "heuristic of App. C.4.3 says ~2); z-test with the seed-to-seed SE"))
-    walkers = dict(n_units=cfg["walker_units"], batch_size=512, steps=cfg["walker_steps"])
+    walkers = dict(n_units=cfg["walker_units"], batch_size=512, n_steps=cfg["walker_steps"])
     w_same = simulate_markov_walkers(16, readout_sign=1, seed=ctx.rng(401), **walkers)
     w_diff = simulate_markov_walkers(16, readout_sign=-1, seed=ctx.rng(402), **walkers)
     q.append(compare("Markov walkers (a>0, L=16): mu", 0.5, w_same.mu, kind="abs", tol=0.056,

@@ -34,7 +34,7 @@ def _best_accuracy(ctx, k, members, sample, xt, yt, cfg, shape):
     """Train the ensemble (member e has richness members[e][0]) on stream ``k``; best accuracy
     reshaped to ``shape``. Image tasks drop the 1/sqrt(d) factor (d_eff = 1, alpha0 = 0.5)."""
     r = train_gamma_mlp(sample, xt, yt, torch.tensor([m[0] for m in members], dtype=torch.float64),
-                        d_eff=1.0, width=cfg["width"], alpha0=0.5, steps=cfg["steps"],
+                        d_eff=1.0, width=cfg["width"], alpha0=0.5, n_steps=cfg["steps"],
                         eval_every=max(cfg["steps"] // 20, 1), generator=ctx.generator(k))
     return r.best_accuracy.numpy().reshape(shape)
 

@@ -12,31 +12,19 @@ networks (d = N = 12) on the CPU, "full" larger ones meant for a GPU.
 
 Randomness: a Langevin ensemble is shared by every case that needs its configuration (computed
 once per run through ``ctx.cache``); its torch stream belongs to the pseudo-case
-``ldt/ensemble`` and is numbered by the configuration (:func:`_ensemble`), so its result does
-not depend on which case asks first.  Everything else draws from the case's own streams.
+``ldt/ensemble`` and is numbered by the configuration
+(:func:`richlazy.validate.recipes.erf_ensemble`), so its result does not depend on which case
+asks first.  Everything else draws from the case's own streams.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import zlib
 
 import numpy as np
-import torch
-from richlazy.simulate import (
-    TwoLayerErfPosterior,
-    hermite_target_data,
-    langevin_init,
-    langevin_step,
-    run_chain,
-)
 from richlazy.theory import (
     ak_two_layer_erf,
-    erf_hermite_overlap,
     feature_propagation_rkhs,
-    k_factor,
     k_factor_two_layer_erf,
     ldt_two_layer_erf,
     outlier_threshold,
@@ -45,7 +33,8 @@ from richlazy.theory import (
 
 from ...core._compare import compare
 from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...stats import mean_se
+from ...recipes import erf_ensemble
+from ...stats import chain_mean_se, mean_se
 
 SIZES = {
     "quick": dict(d=12, N=12, kappa=1.0, n_chains=32, n_steps=12_000, P_grid=(30, 60, 120, 240),
@@ -53,71 +42,6 @@ SIZES = {
     "full": dict(d=48, N=48, kappa=1.0, n_chains=300, n_steps=60_000,
                  P_grid=(120, 240, 480, 960, 1920), P_hist=(960, 1920), dtype="float64"),
 }
-_ENSEMBLE_STREAMS = "ldt/ensemble"  # owner name of the shared ensembles' random streams
-
-
-def _ensemble(ctx: CaseContext, *, d, N, P, kappa, chi, n_chains, n_steps, dtype, tag):
-    """Sample the posterior of ``n_chains`` two-layer erf networks (one training set per chain)
-    and return overlaps ``w.w*`` (S, E, N), norms ``|w|^2`` (S, E, N), readouts (S, E, N) and the
-    exact population alignment (S, E).  Runs are computed once per run and configuration
-    (``ctx.cache``); the stream is ``ldt/ensemble``'s stream number crc32(configuration)."""
-    conf = dict(d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=n_chains, n_steps=n_steps,
-                dtype=dtype)
-    conf_json = json.dumps(conf, sort_keys=True)
-    key = ("ldt/ensemble", conf_json, ctx.seed, str(ctx.device))
-    if key in ctx.cache:
-        return ctx.cache[key]
-    stream = zlib.crc32(conf_json.encode())
-    dev = torch.device(ctx.device)
-    tdt = torch.float32 if dtype == "float32" else torch.float64
-    g = dataclasses.replace(ctx, name=_ENSEMBLE_STREAMS).generator(stream)
-    # one independent training set per chain: the spread across chains then includes the
-    # data-set variability that the (data-averaged) theory does not resolve
-    X, y = hermite_target_data(P, d, generator=g, n_sets=n_chains, device=dev, dtype=tdt)
-    post = TwoLayerErfPosterior(X, y, N=N, kappa=kappa, chi=chi)
-    state = langevin_init(post.sample_prior(n_chains, generator=g))
-    # stiffest curvature: readout prior precision + data term (E erf^2 <= 0.47 per sample)
-    lam_max = max(post.prec_a + 0.47 * P / kappa, post.prec_w)
-    eps = 0.2 / lam_max  # ULA variance bias <= 10 % in the stiffest direction only
-
-    def observe(s):
-        wp, wn, a = post.overlaps(s.theta)
-        return {"wp": wp, "wn": wn, "a": a}
-
-    run = run_chain(
-        state, lambda s, gg: langevin_step(s, post, step_size=eps, generator=gg),
-        n_steps=n_steps, generator=g, burn_in=n_steps // 2, thin=max(1, n_steps // 200),
-        observe=observe, progress=ctx.progress, desc=f"ldt {tag} P={P}",
-        checkpoint_path=ctx.checkpoint_dir / f"ldt_{tag}_d{d}_N{N}_P{P}_chi{chi:g}.pt",
-        checkpoint_every=max(1000, n_steps // 10),
-        config=dict(conf, seed=ctx.seed, stream=f"{_ENSEMBLE_STREAMS}:{stream}", eps=eps,
-                    data="one training set per chain"),
-    )
-    wp = run.samples["wp"].double().cpu().numpy()
-    wn = run.samples["wn"].double().cpu().numpy()
-    a = run.samples["a"].double().cpu().numpy()
-    G = erf_hermite_overlap(3, wp, wn) / math.sqrt(6.0)
-    # k of eq. (22) per training set: (1/P) sum_mu [K(x_mu, x_mu) + y_mu^2], erf NNGP diagonal
-    q = 2.0 * post.sigma_w2 * (X.double() ** 2).sum(-1).cpu().numpy() / d
-    K_diag = post.sigma_a2 / post.chi * (2.0 / math.pi) * np.arcsin(q / (1.0 + q))
-    yy = y.double().cpu().numpy()
-    k_emp = np.array([k_factor(K_diag[e], yy[e]) for e in range(n_chains)])
-    out = dict(wp=wp, wn=wn, a=a, A=(a * G).sum(-1), eps=eps, seconds=run.seconds, k=k_emp)
-    ctx.cache[key] = out
-    return out
-
-
-def _chain_mean_se(x):
-    """Mean over samples per chain, then mean and standard error across independent chains.
-
-    No chain diagnostics (R-hat, ESS) are attached to the quantities built from it: every chain
-    of an ensemble samples the posterior of its own training set (:func:`_ensemble`), so the
-    chains have different targets and a between-chain R-hat would measure the data-set spread,
-    not mixing; the compared values are averages over these independent chains."""
-    m, se = mean_se(x.reshape(x.shape[0], x.shape[1], -1).mean(axis=(0, 2)))
-    return float(m), float(se)
-
-
 # --------------------------------------------------------------------------------------------
 @register_case(
     "ldt/posterior-bound",
@@ -144,17 +68,17 @@ def posterior_bound(ctx: CaseContext) -> CaseOutcome:
         Ps = cfg["P_grid"] if chi == 1.0 else tuple(p // 2 for p in cfg["P_grid"][:3])
         rows = []
         for P in Ps:
-            run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=cfg["n_chains"],
+            run = erf_ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=chi, n_chains=cfg["n_chains"],
                             n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag=label)
             A = run["A"]
-            rows.append((P, *_chain_mean_se(A)))
+            rows.append((P, *chain_mean_se(A)))
             for a_thr, E in zip(alphas, ldt.energy, strict=True):
                 # per chain (= per training set) bound, averaged like the fraction itself
                 log_bound = P * run["k"] / (2 * kappa) - E
                 if np.all(log_bound >= 0):
                     continue  # vacuous
                 hit = (A >= a_thr).astype(float)
-                q, se = _chain_mean_se(hit)
+                q, se = chain_mean_se(hit)
                 bound = float(np.mean(np.exp(np.minimum(log_bound, 0.0))))
                 excess = max(0.0, q - bound)
                 res = 1.0 / (A.shape[0] * A.shape[1])
@@ -212,9 +136,9 @@ def alignment_ak(ctx: CaseContext) -> CaseOutcome:
     d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
     quantities = []
     for P in cfg["P_hist"]:
-        run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
+        run = erf_ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
                         n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="standard")
-        m, se = _chain_mean_se(run["A"])
+        m, se = chain_mean_se(run["A"])
         ak = ak_two_layer_erf(float(P), d, N, kappa=kappa)
         quantities.append(compare(
             f"mean alignment at P={P}", float(ak.mean_alignment), m, stderr=se, kind="rel",
@@ -251,12 +175,12 @@ def tilted_histogram(ctx: CaseContext) -> CaseOutcome:
 def _tilted_histogram_panels(ctx, cfg, axes, thr, quantities):
     d, N, kappa = cfg["d"], cfg["N"], cfg["kappa"]
     for ax, P in zip(axes, cfg["P_hist"], strict=True):
-        run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
+        run = erf_ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
                         n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="standard")
-        A_mean, _ = _chain_mean_se(run["A"])
+        A_mean, _ = chain_mean_se(run["A"])
         ldt = ldt_two_layer_erf(max(A_mean, 1e-6), d, N, kappa=kappa)
         nout = (np.abs(run["wp"]) > thr).sum(-1).astype(float)  # (S, E)
-        m, se = _chain_mean_se(nout)
+        m, se = chain_mean_se(nout)
         quantities.append(compare(
             f"outliers per network at P={P}", float(ldt.n_outliers), m, stderr=se, kind="rel",
             tol=0.3,
@@ -360,7 +284,7 @@ def pstar_exponent(ctx: CaseContext) -> CaseOutcome:
         Ps = np.array([f * d for f in cfg["P_factors"]])
         chains = []
         for P in Ps:
-            run = _ensemble(ctx, d=d, N=d, P=int(P), kappa=kappa, chi=1.0,
+            run = erf_ensemble(ctx, d=d, N=d, P=int(P), kappa=kappa, chi=1.0,
                             n_chains=cfg["n_chains"], n_steps=cfg["n_steps"], dtype=cfg["dtype"],
                             tag="dscan")
             chains.append(run["A"].mean(axis=0))  # (E,) per-chain means
@@ -429,13 +353,13 @@ def specialists_width(ctx: CaseContext) -> CaseOutcome:
     Ns = np.array(cfg["widths"], dtype=float)
     counts, ses, ldt_counts = [], [], []
     for N in cfg["widths"]:
-        run = _ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
+        run = erf_ensemble(ctx, d=d, N=N, P=P, kappa=kappa, chi=1.0, n_chains=cfg["n_chains"],
                         n_steps=cfg["n_steps"], dtype=cfg["dtype"], tag="width")
         spec = (np.abs(run["wp"]) > thr).sum(-1) - N * prior_tail
-        m, se = _chain_mean_se(spec.astype(float))
+        m, se = chain_mean_se(spec.astype(float))
         counts.append(m)
         ses.append(se)
-        A_mean, _ = _chain_mean_se(run["A"])
+        A_mean, _ = chain_mean_se(run["A"])
         ldt_counts.append(float(ldt_two_layer_erf(max(A_mean, 1e-6), d, N,
                                                   kappa=kappa).n_specialists))
     counts = np.array(counts)

@@ -116,7 +116,7 @@ def _train(ctx, cfg, X, Y, *, alpha, last_layer_only, repeats, stream):
         X,
         torch.tensor(Y, dtype=torch.float32, device=ctx.device),
         lr=cfg["lr"],
-        steps=cfg["steps"],
+        n_steps=cfg["steps"],
         alpha=alpha,
         last_layer_only=last_layer_only,
         num_threads=1 if str(ctx.device).startswith("cpu") else None,

@@ -31,7 +31,7 @@ from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from ...codes import code_key, neuron_codes
 from ...core._sampling import sample_posterior
 from ...observables import class_means
-from ...stats import mean_se
+from ...stats import fraction_se, mean_se
 from .._registry import Param, SweepContext, register_sweep
 
 __all__ = ["CODE_GROUPS", "RATIOS", "sigmoid_codes", "sigmoid_toy_theory"]
@@ -63,14 +63,6 @@ def _theory_group_weights(sol) -> dict[str, float]:
     labels = sol.code_strings()
     return {g: float(sum(w for lab, w in zip(labels, sol.P_gamma, strict=True) if lab in codes))
             for g, codes in CODE_GROUPS.items()}
-
-
-def _fraction_se(per_chain: np.ndarray, n: int) -> tuple[float, float]:
-    """Mean of per-chain fractions (E,) and its SE: max(binomial over n neurons floored at one
-    neuron, chain-to-chain standard error)."""
-    f = float(per_chain.mean())
-    binom = math.sqrt(max(f * (1.0 - f), 1.0 / n) / n)
-    return f, max(binom, float(mean_se(per_chain)[1]))
 
 
 def _finite_or_nan(x) -> float:
@@ -162,7 +154,7 @@ def sigmoid_codes(ctx: SweepContext, *, y_minus, T, N, P, n_chains, n_steps, bur
     zs = []
     for g, group in CODE_GROUPS.items():
         per_chain = np.isin(keys, [code_key(c) for c in group]).mean(axis=(0, 2))  # (E,)
-        f, se = _fraction_se(per_chain, n)
+        f, se = fraction_se(per_chain, n)
         diff = f - theory[g]
         z = diff / se
         zs.append(abs(z))
@@ -170,7 +162,7 @@ def sigmoid_codes(ctx: SweepContext, *, y_minus, T, N, P, n_chains, n_steps, bur
                     f"diff_{g}": diff, f"diff_{g}_se": se, f"z_{g}": z})
     predicted = [code_key(lab) for lab, w in zip(sol.code_strings(), sol.P_gamma, strict=True)
                  if w > ACTIVE_WEIGHT]
-    f_un, se_un = _fraction_se((~np.isin(keys, predicted)).mean(axis=(0, 2)), n)
+    f_un, se_un = fraction_se((~np.isin(keys, predicted)).mean(axis=(0, 2)), n)
     same = np.all(codes[-1] == codes[0], axis=-1).mean(axis=-1)  # (E,) kept their code
     pers, pers_se = (float(v) for v in mean_se(same))
     out.update({

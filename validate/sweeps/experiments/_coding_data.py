@@ -2,7 +2,7 @@
 
 ``coding-data``: one random problem of the Fig. 6 kind per task, three random classes of a real
 image dataset and a random training subset of P images (y+ = 1, y- = -1/2, sigma_a2 = 1/P;
-:func:`richlazy.validate.cases.coding._images.random_class_triple`), solved by one of the
+:func:`richlazy.validate.recipes.random_class_triple`), solved by one of the
 general-data solvers with its certificate:
 
 * ``solver=sigmoid``: :func:`richlazy.theory.solve_sigmoid_general` (``strategy``, default the
@@ -36,7 +36,7 @@ import zlib
 import numpy as np
 from richlazy.theory import solve_relu_outliers, solve_sigmoid_general
 
-from ...cases.coding._images import random_class_triple
+from ...recipes import random_class_triple
 from .._registry import Param, SweepContext, register_sweep
 
 __all__ = ["coding_data", "problem_rng"]

@@ -12,16 +12,11 @@ meaning the published 1024 / 1000). ``lazy=True`` replaces γ by the seed's lazy
 
 from __future__ import annotations
 
-import math
-
 from richlazy.simulate import lazy_gamma, sd_symbols, sd_test_batch, train_gamma_mlp_sd
 from richlazy.theory import rich_accuracy
 
+from ...stats import binomial_se
 from .._registry import Param, SweepContext, register_sweep
-
-
-def _binomial_se(p: float, n: int) -> float:
-    return math.sqrt(max(p * (1 - p), 0.25 / n) / n)
 
 
 @register_sweep(
@@ -62,11 +57,11 @@ def sd_accuracy(ctx: SweepContext, *, L, d, gamma, lazy, sigma2, width, steps, b
         every = eval_every or max(steps // 20, 1)
         xt, yt = sd_test_batch(1, n, d, sigma2=sigma2, generator=g)
         res = train_gamma_mlp_sd(S, xt, yt, gam, batch_size=batch, width=width, alpha0=alpha0,
-                                 steps=steps, eval_every=every, sigma2=sigma2, generator=g)
+                                 n_steps=steps, eval_every=every, sigma2=sigma2, generator=g)
     else:
         n = n_test or 1024
         res = train_gamma_mlp_sd(S, None, None, gam, batch_size=batch, width=width,
-                                 alpha0=alpha0, steps=steps, eval_every=eval_every or None,
+                                 alpha0=alpha0, n_steps=steps, eval_every=eval_every or None,
                                  n_test=n, sigma2=sigma2, protocol="published", generator=g)
     if bool(res.diverged.any()):
         raise FloatingPointError(f"training diverged (gamma={gam:g}, alpha0={alpha0:g}); "
@@ -74,6 +69,6 @@ def sd_accuracy(ctx: SweepContext, *, L, d, gamma, lazy, sigma2, width, steps, b
     best = float(res.best_accuracy[0])
     final = float(res.final_accuracy[0])
     eq3 = float(rich_accuracy(L))
-    return {"best_accuracy": best, "best_accuracy_se": _binomial_se(best, n),
-            "final_accuracy": final, "final_accuracy_se": _binomial_se(final, n),
+    return {"best_accuracy": best, "best_accuracy_se": binomial_se(best, n),
+            "final_accuracy": final, "final_accuracy_se": binomial_se(final, n),
             "eq3_accuracy": eq3, "best_minus_eq3": best - eq3}

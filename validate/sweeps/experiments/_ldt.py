@@ -3,7 +3,7 @@
 ``ldt-alignment``: the mean alignment of a two-layer erf network with the He_3 target at one
 (P, d, N, kappa, scaling) point: the adaptive-kernel closure (:func:`richlazy.theory.ak_two_layer_erf`,
 App. G eqs. 101-103) against a Langevin ensemble sampled exactly as in the case
-``ldt/alignment-ak`` (the case module's ``_ensemble``: one training set per chain, step size
+``ldt/alignment-ak`` (:func:`richlazy.validate.recipes.erf_ensemble`: one training set per chain, step size
 0.2 / stiffest curvature, burn-in n_steps/2, 200 recorded samples; the alignment of each sample
 computed exactly on the Gaussian test measure). Also compared: the number of first-layer outliers
 per network (App. F 3-sigma rule), AK prediction vs ensemble.
@@ -21,8 +21,9 @@ import tempfile
 import numpy as np
 from richlazy.theory import ak_two_layer_erf, outlier_threshold
 
-from ...cases.ldt._posterior import _chain_mean_se, _ensemble
 from ...core._registry import CaseContext
+from ...recipes import erf_ensemble
+from ...stats import chain_mean_se
 from .._registry import Param, SweepContext, register_sweep
 
 __all__ = ["ldt_alignment", "ak_theory"]
@@ -80,11 +81,11 @@ def ldt_alignment(ctx: SweepContext, *, P, d, N, kappa, scaling, n_chains, n_ste
         case_ctx = CaseContext(size="quick", device=ctx.device, seed=ctx.child_seed(0),
                                out_dir=folder, checkpoint_dir=folder, progress=ctx.progress,
                                name=ctx.experiment)
-        run = _ensemble(case_ctx, d=d, N=N, P=P, kappa=kappa, chi=_chi(scaling, N),
+        run = erf_ensemble(case_ctx, d=d, N=N, P=P, kappa=kappa, chi=_chi(scaling, N),
                         n_chains=n_chains, n_steps=n_steps, dtype=dtype, tag=scaling)
-    A, A_se = _chain_mean_se(run["A"])
+    A, A_se = chain_mean_se(run["A"])
     nout = (np.abs(run["wp"]) > outlier_threshold(d)).sum(-1).astype(float)  # (S, E)
-    n_out, n_out_se = _chain_mean_se(nout)
+    n_out, n_out_se = chain_mean_se(nout)
     A_th, n_th = float(ak.mean_alignment), float(ak.n_outliers)
     diff = A - A_th
     return {

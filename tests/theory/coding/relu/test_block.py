@@ -352,3 +352,24 @@ def test_class_block_kernel_recovers_the_blocks_and_rejects_bad_input():
         solve_relu_block(K, Y2)
     with pytest.raises(ValueError, match="sigma_a2"):
         solve_relu_block(K, Y, sigma_a2=-1.0)
+
+
+def test_K_is_a_deprecated_keyword_alias_of_K0():
+    """The input kernel is ``K0`` as in every other solver; ``K=`` warns naming ``K0`` and gives
+    the same solution; passing both raises TypeError."""
+    counts = np.array([4, 3, 3])
+    K, lab = _block_kernel(counts, S, Q)
+    Y = toy_class_targets(3, y_minus=-0.5)[lab]
+    new = solve_relu_block(K0=K, Y=Y, bulk="none", T=0.05)
+    positional = solve_relu_block(K, Y, bulk="none", T=0.05)
+    with pytest.warns(DeprecationWarning, match=r"K= is deprecated.*use K0=") as rec:
+        old = solve_relu_block(K=K, Y=Y, bulk="none", T=0.05)
+    assert rec[0].filename == __file__  # the warning points at the caller
+    for s in (old, positional):
+        np.testing.assert_array_equal(s.t, new.t)
+        np.testing.assert_array_equal(s.outlier_readouts, new.outlier_readouts)
+        assert s.status == new.status
+    with pytest.raises(TypeError, match="pass K0= only"):
+        solve_relu_block(K, Y, K=K)
+    with pytest.raises(ValueError, match="K0 must be"):
+        solve_relu_block(-np.eye(10), Y)

@@ -1,4 +1,4 @@
-"""Helpers of the coding/relu-toy case: reading outliers and bulk off samples, seeded states."""
+"""richlazy.validate.recipes (ReLU): reading outliers and bulk off samples, seeded states."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 from richlazy.simulate import NetworkPosterior, NetworkSpec, make_generator, orthogonal_toy_task
-from richlazy.validate.cases.coding._relu import outlier_summary, seed_single_class_outliers
+from richlazy.validate.recipes import outlier_summary, seed_single_class_outliers
 
 N, M, K = 400, 3, 3
 
@@ -129,43 +129,3 @@ def test_seeded_state_rejects_unsupported_networks():
         seed_single_class_outliers(post, theta, task.labels, np.eye(3), (0.0,))
     with pytest.raises(ValueError, match="class_targets must be"):
         seed_single_class_outliers(post, theta, task.labels, np.eye(2), (1.0,))
-
-
-def test_width_fit_recovers_an_exact_inverse_width_law():
-    from richlazy.validate.cases.coding._relu_widths import fit_inverse_width
-
-    N = np.array([100.0, 200.0, 400.0])
-    x_inf, se_inf, b, chi2 = fit_inverse_width(0.55 - 3.0 / N, [0.01, 0.01, 0.01], N)
-    assert x_inf == pytest.approx(0.55, abs=1e-12)
-    assert b == pytest.approx(-3.0, abs=1e-9)
-    assert chi2 == pytest.approx(0.0, abs=1e-20)
-    # equal weights: SE(x_inf)^2 = se^2 sum(u^2) / (n sum(u^2) - (sum u)^2), u = 1/N
-    u = 1.0 / N
-    expect = 0.01 * math.sqrt(np.sum(u**2) / (3 * np.sum(u**2) - np.sum(u) ** 2))
-    assert se_inf == pytest.approx(expect, rel=1e-12)
-
-
-def test_width_fit_error_and_chi2_are_calibrated_by_monte_carlo():
-    """Gaussian data on x_inf + b/N with unequal errors: the fitted x_inf scatters with the
-    reported SE, and chi^2 (one degree of freedom) has mean 1."""
-    from richlazy.validate.cases.coding._relu_widths import fit_inverse_width
-
-    rng = np.random.default_rng(3)
-    N = np.array([100.0, 200.0, 400.0])
-    se = np.array([0.004, 0.006, 0.009])
-    fits = np.array([fit_inverse_width(0.5 + 2.0 / N + se * rng.standard_normal(3), se, N)
-                     for _ in range(4000)])
-    z = (fits[:, 0] - 0.5) / fits[:, 1]
-    assert abs(z.mean()) < 0.06 and abs(z.std() - 1.0) < 0.04
-    assert abs(fits[:, 3].mean() - 1.0) < 0.08
-
-
-def test_width_fit_rejects_bad_input():
-    from richlazy.validate.cases.coding._relu_widths import fit_inverse_width
-
-    with pytest.raises(ValueError, match="se"):
-        fit_inverse_width([1.0, 2.0], [0.1, 0.0], [100, 200])
-    with pytest.raises(ValueError, match="N must be distinct"):
-        fit_inverse_width([1.0, 2.0], [0.1, 0.1], [100, 100])
-    with pytest.raises(ValueError, match="length >= 2"):
-        fit_inverse_width([1.0], [0.1], [100])

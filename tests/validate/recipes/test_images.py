@@ -1,4 +1,4 @@
-"""Helpers of the coding/real-images case (seed 000 Fig. 6): preprocessing, data loading with the
+"""richlazy.validate.recipes (images, seed 000 Fig. 6): preprocessing, data loading with the
 digits fallback, and the conditional mean activations used for test inputs."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from richlazy.validate.cases.coding._images import (
+from richlazy.validate.recipes import (
     center_and_normalise,
     conditional_mean_activation,
     load_fig6_data,

@@ -1,4 +1,5 @@
-"""Theory side of ``coding/deep-sigmoid``: the mean-field predictions compared with the samples.
+"""Theory side of ``coding/deep-sigmoid`` and ``coding/deep-sigmoid-annealed``: the mean-field
+predictions compared with the samples.
 
 * L = 2 (Fig. 5): the self-consistent two-layer theory
   (:func:`richlazy.theory.solve_sigmoid_two_layer`; notes §2.3 (S2)-(S3), §4.5 [RECON]): the
@@ -29,11 +30,12 @@ from richlazy.theory import (
     solve_sigmoid_two_layer,
 )
 
-from ...codes import class_mean_activations, code_label, neuron_codes
-from ...core._compare import Equilibration, compare
-from ...stats import mean_se
+from ..codes import class_mean_activations, code_label, neuron_codes
+from ..core._compare import Equilibration, compare
+from ..stats import mean_se
 
-__all__ = ["layer_code_keys", "theory_class_codes", "theory_quantities"]
+__all__ = ["FEATURE_FROZEN", "LOWER_CONDITIONED", "LOWER_MIXING", "NOT_ANNEALED", "layer_code_keys",
+           "theory_class_codes", "theory_quantities"]
 
 _FRAC_TOL = "abs tolerance 3/N + 4 SE; SE = max(binomial over E*N neurons, chain spread)"
 #: ergodicity classes (compare(..., ergodicity=, reason=)) of the compared quantities

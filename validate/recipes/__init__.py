@@ -1,0 +1,76 @@
+"""richlazy.validate.recipes — the reusable science of the validation cases.
+
+Simulations (seeded ReLU ensembles, the erf ensembles of the ldt cases), problems (the Fig. 6
+image data, the correlated-class ReLU task, the deep networks' toy task) and observables and
+comparisons on samples (outliers and bulk of ReLU networks, code persistence, code populations
+of sigmoid networks, the linear network's comparison rule, the deep sigmoid theory side) that
+more than one case, a sweep, a benchmark or a test uses. Cases, sweeps and benchmarks import
+them from here, never from another case module; the standard-error rules live in
+:mod:`richlazy.validate.stats`.
+
+Grouped by object in small private modules: ``_images``, ``_relu`` (seeding, sampling and
+reading outliers), ``_relu_comparison``, ``_relu_block`` (correlated classes, width
+extrapolation), ``_persistence``, ``_sigmoid``, ``_linear``, ``_deep``, ``_deep_theory``,
+``_ensembles``.
+"""
+
+from ._deep import DEEP_TOY_RATIOS, deep_toy_setup
+from ._deep_theory import (
+    FEATURE_FROZEN,
+    LOWER_CONDITIONED,
+    LOWER_MIXING,
+    NOT_ANNEALED,
+    layer_code_keys,
+    theory_class_codes,
+    theory_quantities,
+)
+from ._ensembles import erf_ensemble
+from ._images import (
+    NONLINEARITIES,
+    center_and_normalise,
+    conditional_mean_activation,
+    load_fig6_data,
+    random_class_triple,
+)
+from ._linear import compare_linear, compare_U, element_estimate
+from ._persistence import (
+    lagged_persistence,
+    lagged_set_persistence,
+    mixing_value,
+    origin_series,
+    persistence_curve,
+)
+from ._relu import (
+    OUTLIER_THRESHOLD,
+    RELU_TOY_SIZES,
+    outlier_summary,
+    relu_class_observer,
+    run_seeded,
+    seed_single_class_outliers,
+    seeded_relu_samples,
+)
+from ._relu_block import CLASS_COVARIANCE, Y_MINUS, Y_PLUS, BlockView, correlated_problem, fit_inverse_width
+from ._relu_comparison import relu_sampled_comparison
+from ._sigmoid import code_fraction_quantities, code_readout_quantities, fraction_outside_quantity
+
+__all__ = [
+    # deep networks on the toy task
+    "DEEP_TOY_RATIOS", "deep_toy_setup",
+    "FEATURE_FROZEN", "LOWER_CONDITIONED", "LOWER_MIXING", "NOT_ANNEALED", "layer_code_keys",
+    "theory_class_codes", "theory_quantities",
+    # seed 002 erf ensembles
+    "erf_ensemble",
+    # Fig. 6 images
+    "NONLINEARITIES", "center_and_normalise", "conditional_mean_activation", "load_fig6_data",
+    "random_class_triple",
+    # linear networks
+    "compare_U", "compare_linear", "element_estimate",
+    # code persistence
+    "lagged_persistence", "lagged_set_persistence", "mixing_value", "origin_series", "persistence_curve",
+    # ReLU outliers and bulk
+    "OUTLIER_THRESHOLD", "RELU_TOY_SIZES", "outlier_summary", "relu_class_observer", "run_seeded",
+    "seed_single_class_outliers", "seeded_relu_samples", "relu_sampled_comparison",
+    "CLASS_COVARIANCE", "Y_MINUS", "Y_PLUS", "BlockView", "correlated_problem", "fit_inverse_width",
+    # sigmoid code populations
+    "code_fraction_quantities", "code_readout_quantities", "fraction_outside_quantity",
+]
