@@ -17,3 +17,18 @@ def one_error_line(err: str) -> str:
     assert len(lines) == 1, err
     assert lines[0].startswith("richlazy: error: ") and "Traceback" not in err
     return lines[0]
+
+
+def validate_one(out, key, *, suite=None, seed=None):
+    """``richlazy validate --only KEY`` on the CPU, quietly, into the folder ``out``: (exit code,
+    the report's one case as a dict)."""
+    import json
+
+    argv = ["validate", "--only", key, "--out", str(out), "--device", "cpu", "--quiet"]
+    if suite is not None:
+        argv += ["--suite", suite]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    rc = main(argv)
+    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    return rc, case

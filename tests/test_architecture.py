@@ -22,6 +22,7 @@ import sys
 
 import numpy as np
 import pytest
+from import_helpers import import_targets
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHECKED = sorted((ROOT / "validate").rglob("*.py")) + sorted((ROOT / "tests" / "validate").rglob("*.py"))
@@ -277,24 +278,6 @@ def _package_source() -> list[pathlib.Path]:
     return files
 
 
-def _import_targets(path: pathlib.Path, source: str | None = None):
-    """(module, module.name or None, lineno) for every import of ``path``, relative imports
-    resolved against the module's own dotted name (``richlazy.<folder>...``)."""
-    rel = path.relative_to(ROOT).with_suffix("")
-    parts = ["richlazy", *rel.parts]
-    package = parts[:-1]  # an __init__'s package is its folder, a module's the folder it is in
-    tree = ast.parse(path.read_text() if source is None else source, filename=str(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            mod = ".".join(base + ([node.module] if node.module else []))
-            for a in node.names:
-                yield mod, f"{mod}.{a.name}", node.lineno
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                yield a.name, None, node.lineno
-
-
 def _case_module_of(dotted: str | None):
     """``richlazy.validate.cases.<area>.<module>`` named by ``dotted`` as (area, module); (area,
     None) for the area package itself; None when it names nothing inside validate/cases."""
@@ -308,7 +291,7 @@ def _case_module_of(dotted: str | None):
 
 def _outside_violations(path: pathlib.Path, source: str | None = None) -> list[str]:
     bad = []
-    for mod, full, line in _import_targets(path, source):
+    for mod, full, line in import_targets(path, source):
         if _case_module_of(mod) is not None or _case_module_of(full) is not None:
             bad.append(f"{_rel(path)}:{line}: imports {full or mod}")
     return bad
@@ -318,7 +301,7 @@ def _cross_case_violations(path: pathlib.Path, source: str | None = None) -> lis
     rel = path.relative_to(ROOT).with_suffix("").parts  # validate, cases, area, module
     own_area, own_mod = rel[2], rel[3]
     bad = []
-    for mod, full, line in _import_targets(path, source):
+    for mod, full, line in import_targets(path, source):
         target = _case_module_of(mod)
         if target is None:
             continue
@@ -354,7 +337,7 @@ def test_case_modules_import_no_other_case_module():
     bad = [v for p in files for v in _cross_case_violations(p)]
     assert not bad, "\n".join(bad)
     for (file, target), why in _CROSS_CASE_EXCEPTIONS.items():  # an exception that is gone goes
-        found = [m for m, _, _ in _import_targets(ROOT / file)]
+        found = [m for m, _, _ in import_targets(ROOT / file)]
         assert target in found, f"{file} no longer imports {target}: drop the exception ({why})"
 
 

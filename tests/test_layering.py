@@ -5,12 +5,12 @@ Inside theory/coding, the objects (linear, sigmoid, relu, deep) stand on a share
 each other only as the mathematics does (deep -> sigmoid), through public packages; these rules
 replace the old line cap on module size."""
 
-import ast
 import pathlib
 import subprocess
 import sys
 
 import pytest
+from import_helpers import import_targets
 
 
 def _modules_after(import_stmt: str) -> set:
@@ -49,24 +49,6 @@ _OBJECTS = ("linear", "sigmoid", "relu", "deep")
 _MAY_USE = {"linear": set(), "sigmoid": set(), "relu": set(), "deep": {"sigmoid"}}
 
 
-def _theory_imports(path: pathlib.Path):
-    """Absolute dotted targets (``richlazy.theory....``) of every import in ``path``: for
-    ``from X import n`` both X and X.n (a name may be a submodule)."""
-    rel = path.relative_to(_ROOT).with_suffix("")
-    parts = ["richlazy", *rel.parts]
-    package = parts if parts[-1] == "__init__" else parts[:-1]
-    package = [p for p in package if p != "__init__"]
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            mod = ".".join(base + ([node.module] if node.module else []))
-            for a in node.names:
-                yield mod, f"{mod}.{a.name}", node.lineno
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                yield a.name, a.name, node.lineno
-
-
 def _object_of(dotted: str):
     parts = dotted.split(".")
     if parts[:3] == ["richlazy", "theory", "coding"] and len(parts) > 3 and parts[3] in _OBJECTS:
@@ -77,7 +59,7 @@ def _object_of(dotted: str):
 def _coding_violations(path: pathlib.Path, own):
     """Imports of ``path`` (in object ``own``, None for the ground) that break the object rules."""
     bad = []
-    for mod, full, line in _theory_imports(path):
+    for mod, full, line in import_targets(path):
         obj, rest = _object_of(mod)
         if obj is None:  # ``from richlazy.theory.coding import sigmoid``
             obj, rest = _object_of(full)
@@ -112,14 +94,14 @@ def test_the_coding_ground_imports_no_object():
 
 
 def test_the_coding_package_re_exports_objects_through_their_public_packages():
-    bad = [f"{t}" for mod, t, _ in _theory_imports(_CODING / "__init__.py")
+    bad = [f"{t}" for mod, t, _ in import_targets(_CODING / "__init__.py")
            if (o := _object_of(mod))[0] is not None and o[1]]
     assert not bad, bad
 
 
 def test_generic_numerics_know_no_physics():
     """theory/_numerics.py (Newton, ascent to maxima) imports nothing of richlazy."""
-    mods = [m for m, _, _ in _theory_imports(_ROOT / "theory" / "_numerics.py")]
+    mods = [m for m, _, _ in import_targets(_ROOT / "theory" / "_numerics.py")]
     assert not [m for m in mods if m.startswith("richlazy")], mods
 
 

@@ -17,14 +17,9 @@ from richlazy.simulate import (
 )
 from richlazy.simulate.samplers._annealing import _next_beta, _systematic, family_stats
 from scipy.integrate import quad
+from sim_helpers import seeded_generator as _gen
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def _gen(seed):
-    g = torch.Generator()
-    g.manual_seed(seed)
-    return g
 
 
 def _col(beta, default=1.0):

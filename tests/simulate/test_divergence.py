@@ -21,10 +21,7 @@ from richlazy.simulate import (
     train_gamma_mlp,
     train_mlp_ensemble,
 )
-
-
-def _g(seed=0):
-    return torch.Generator().manual_seed(seed)
+from sim_helpers import seeded_generator as _g
 
 
 class _PerChainQuadratic:

@@ -13,12 +13,9 @@ from richlazy.simulate.models._gamma_mlp import (
     lazy_gamma,
     train_gamma_mlp,
 )
+from sim_helpers import seeded_generator as _g
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def _g(seed=0):
-    return torch.Generator().manual_seed(seed)
 
 
 def _naive_centred(x, W, a, W0, a0, gamma, d):

@@ -3,34 +3,18 @@
 import numpy as np
 import pytest
 import torch
-from richlazy.simulate import (
-    PENTOMINO_PATCH,
-    one_sided_pentominoes,
-    pentomino_batch,
-    pentomino_canonical_id,
-    psvrt_batch,
-    psvrt_patterns,
-    psvrt_test_batch,
-    sd_symbols,
-    sd_test_batch,
-    sd_train_batch,
-    split_pentominoes,
-)
+from richlazy.simulate import tasks
 from richlazy.simulate.tasks._pentomino import _blur
-
-
-def _g(seed=0):
-    return torch.Generator().manual_seed(seed)
-
+from sim_helpers import seeded_generator as _g
 
 # ------------------------------------------------------------------ SD
 
 
 def test_sd_train_batch_balanced_and_uses_only_each_members_symbols():
     g = _g(1)
-    S = sd_symbols(3, 6, 5, generator=g, dtype=torch.float64)
+    S = tasks.sd_symbols(3, 6, 5, generator=g, dtype=torch.float64)
     n_sym = [2, 4, 6]
-    x, y = sd_train_batch(S, 64, n_symbols=n_sym, generator=g)
+    x, y = tasks.sd_train_batch(S, 64, n_symbols=n_sym, generator=g)
     assert x.shape == (3, 64, 10) and y.shape == (3, 64)
     assert torch.all(y.sum(1) == 32)
     for e, L in enumerate(n_sym):
@@ -41,7 +25,7 @@ def test_sd_train_batch_balanced_and_uses_only_each_members_symbols():
         same = torch.all(z1 == z2, dim=1)
         assert torch.equal(same, y[e] == 1)
     # all L(L-1) ordered different pairs occur for L = 4 over many draws
-    x, y = sd_train_batch(S, 2000, n_symbols=n_sym, generator=g)
+    x, y = tasks.sd_train_batch(S, 2000, n_symbols=n_sym, generator=g)
     idx1 = torch.cdist(x[1, :, :5], S[1, :4]).argmin(1)
     idx2 = torch.cdist(x[1, :, 5:], S[1, :4]).argmin(1)
     pairs = {(int(a), int(b)) for a, b, lab in zip(idx1, idx2, y[1], strict=True) if lab == 0}
@@ -51,14 +35,14 @@ def test_sd_train_batch_balanced_and_uses_only_each_members_symbols():
 def test_sd_test_pairs_use_fresh_symbols_and_noise_has_variance_sigma2_over_d():
     g = _g(2)
     d = 8
-    S = sd_symbols(1, 5, d, generator=g)
-    x, y = sd_test_batch(1, 400, d, generator=g)
+    S = tasks.sd_symbols(1, 5, d, generator=g)
+    x, y = tasks.sd_test_batch(1, 400, d, generator=g)
     assert torch.all(y.sum(1) == 200)
     assert torch.cdist(x[0, :, :d], S[0]).min() > 1e-3  # no test symbol is a training symbol
     assert torch.equal(x[0, :200, :d], x[0, :200, d:])
     sigma2 = 0.5
-    xn, _ = sd_train_batch(S.double(), 20000, sigma2=sigma2, generator=g)
-    x0, _ = sd_train_batch(S.double(), 20000, sigma2=0.0, generator=_g(3))
+    xn, _ = tasks.sd_train_batch(S.double(), 20000, sigma2=sigma2, generator=g)
+    x0, _ = tasks.sd_train_batch(S.double(), 20000, sigma2=0.0, generator=_g(3))
     # noise of a same pair: z1 − z2 = η1 − η2 has variance 2σ²/d per coordinate
     diff = (xn[0, :10000, :d] - xn[0, :10000, d:]).flatten()
     var = diff.var().item()
@@ -68,25 +52,25 @@ def test_sd_test_pairs_use_fresh_symbols_and_noise_has_variance_sigma2_over_d():
 
 
 def test_sd_generators_are_deterministic_given_the_generator():
-    a = sd_train_batch(sd_symbols(2, 4, 3, generator=_g(7)), 16, generator=_g(8))
-    b = sd_train_batch(sd_symbols(2, 4, 3, generator=_g(7)), 16, generator=_g(8))
+    a = tasks.sd_train_batch(tasks.sd_symbols(2, 4, 3, generator=_g(7)), 16, generator=_g(8))
+    b = tasks.sd_train_batch(tasks.sd_symbols(2, 4, 3, generator=_g(7)), 16, generator=_g(8))
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
 
 
 def test_sd_validation():
-    S = sd_symbols(2, 4, 3, generator=_g())
+    S = tasks.sd_symbols(2, 4, 3, generator=_g())
     with pytest.raises(ValueError, match="L must be >= 2"):
-        sd_symbols(2, 1, 3, generator=_g())
+        tasks.sd_symbols(2, 1, 3, generator=_g())
     with pytest.raises(TypeError, match="generator must be a torch.Generator"):
-        sd_train_batch(S, 8, generator=0)
+        tasks.sd_train_batch(S, 8, generator=0)
     with pytest.raises(ValueError, match="n_symbols must lie in"):
-        sd_train_batch(S, 8, n_symbols=[1, 4], generator=_g())
+        tasks.sd_train_batch(S, 8, n_symbols=[1, 4], generator=_g())
     with pytest.raises(ValueError, match="n_symbols must be 2 integers"):
-        sd_train_batch(S, 8, n_symbols=[2, 3, 4], generator=_g())
+        tasks.sd_train_batch(S, 8, n_symbols=[2, 3, 4], generator=_g())
     with pytest.raises(ValueError, match="sigma2 must be a finite real number >= 0"):
-        sd_test_batch(1, 4, 3, sigma2=-1.0, generator=_g())
+        tasks.sd_test_batch(1, 4, 3, sigma2=-1.0, generator=_g())
     with pytest.raises(ValueError, match="batch_size must be >= 2"):
-        sd_train_batch(S, 1, generator=_g())
+        tasks.sd_train_batch(S, 1, generator=_g())
 
 
 # ------------------------------------------------------------------ PSVRT
@@ -101,9 +85,9 @@ def _patches(img, p, n_p):
 def test_psvrt_images_two_patch_aligned_patterns_same_iff_equal():
     g = _g(4)
     ps, n_p = 4, 3
-    train = psvrt_patterns(10, ps, generator=g)
+    train = tasks.psvrt_patterns(10, ps, generator=g)
     assert len({tuple(t.flatten().tolist()) for t in train}) == 10
-    x, y = psvrt_batch(train[None].repeat(2, 1, 1, 1), 32, n_patches=n_p, generator=g,
+    x, y = tasks.psvrt_batch(train[None].repeat(2, 1, 1, 1), 32, n_patches=n_p, generator=g,
                        flatten=False)
     assert torch.all(y.sum(1) == 16)
     P = _patches(x, ps, n_p)
@@ -121,8 +105,8 @@ def test_psvrt_images_two_patch_aligned_patterns_same_iff_equal():
 def test_psvrt_train_and_test_patterns_are_disjoint():
     g = _g(5)
     ps, n_p = 2, 2  # only 16 possible patterns: collisions would be frequent without exclusion
-    train = psvrt_patterns(6, ps, generator=g)
-    x, y = psvrt_test_batch(3, 40, patch_size=ps, n_patches=n_p, exclude=train, generator=g,
+    train = tasks.psvrt_patterns(6, ps, generator=g)
+    x, y = tasks.psvrt_test_batch(3, 40, patch_size=ps, n_patches=n_p, exclude=train, generator=g,
                             flatten=False)
     P = _patches(x, ps, n_p) * ps
     occ = P.abs().sum((-1, -2)) > 0
@@ -135,18 +119,18 @@ def test_psvrt_train_and_test_patterns_are_disjoint():
 
 def test_psvrt_validation():
     with pytest.raises(ValueError, match="n must be <= half"):
-        psvrt_patterns(9, 2, generator=_g())
+        tasks.psvrt_patterns(9, 2, generator=_g())
     with pytest.raises(ValueError, match="n_patterns must lie in"):
-        psvrt_batch(torch.ones(1, 3, 2, 2), 4, n_patterns=[1], generator=_g())
+        tasks.psvrt_batch(torch.ones(1, 3, 2, 2), 4, n_patterns=[1], generator=_g())
     with pytest.raises(ValueError, match="n_patches must be >= 2"):
-        psvrt_batch(torch.ones(1, 3, 2, 2), 4, n_patches=1, generator=_g())
+        tasks.psvrt_batch(torch.ones(1, 3, 2, 2), 4, n_patches=1, generator=_g())
 
 
 # ------------------------------------------------------------------ Pentomino
 
 
 def test_pentomino_counts_and_rotation_classes():
-    shapes = one_sided_pentominoes()
+    shapes = tasks.one_sided_pentominoes()
     assert len(shapes) == 18
     assert sum(len(r) for r in shapes) == 63  # the fixed pentominoes
     # symmetric shapes: X (1 rotation), I, Z and its mirror S (2 rotations)
@@ -155,31 +139,31 @@ def test_pentomino_counts_and_rotation_classes():
     def mirror(cells):
         return [(r, -c) for r, c in cells]
 
-    free = {min(pentomino_canonical_id(c), pentomino_canonical_id(mirror(c)))
+    free = {min(tasks.pentomino_canonical_id(c), tasks.pentomino_canonical_id(mirror(c)))
             for rots in shapes for c in rots}
     assert len(free) == 12  # the 12 free pentominoes
     for i, rots in enumerate(shapes):
         for cells in rots:
             assert len(cells) == 5
-            assert pentomino_canonical_id([(c, -r) for r, c in cells]) == i  # rotation-closed
+            assert tasks.pentomino_canonical_id([(c, -r) for r, c in cells]) == i  # rotation-closed
 
 
 def _decode(img, n_p):
-    p = PENTOMINO_PATCH
+    p = tasks.PENTOMINO_PATCH
     P = img.reshape(n_p, p, n_p, p).permute(0, 2, 1, 3).reshape(n_p * n_p, p, p)
     ids = []
     for patch in P:
         cells = (patch > 0.1).nonzero().tolist()
         if cells:
-            ids.append(pentomino_canonical_id(cells))
+            ids.append(tasks.pentomino_canonical_id(cells))
     return ids
 
 
 def test_pentomino_same_iff_same_shape_up_to_rotation_and_held_out_split():
     g = _g(6)
-    train, test = split_pentominoes(12, generator=g)
+    train, test = tasks.split_pentominoes(12, generator=g)
     assert set(train.tolist()).isdisjoint(test.tolist()) and len(test) == 6
-    x, y = pentomino_batch(train[None].repeat(2, 1), 40, n_patches=3, generator=g, flatten=False)
+    x, y = tasks.pentomino_batch(train[None].repeat(2, 1), 40, n_patches=3, generator=g, flatten=False)
     assert torch.all(y.sum(1) == 20)
     vals = torch.unique(x)
     assert torch.allclose(vals, torch.tensor([0.0, 5**-0.5]))  # no blur on these images
@@ -200,8 +184,8 @@ def test_pentomino_same_iff_same_shape_up_to_rotation_and_held_out_split():
 def test_pentomino_blur_only_when_asked_and_matches_scipy_gaussian_filter():
     g = _g(7)
     ids = torch.arange(18)[None]
-    xb, _ = pentomino_batch(ids, 64, blur_sigma=0.8, generator=g)
-    x0, _ = pentomino_batch(ids, 64, generator=_g(7))
+    xb, _ = tasks.pentomino_batch(ids, 64, blur_sigma=0.8, generator=g)
+    x0, _ = tasks.pentomino_batch(ids, 64, generator=_g(7))
     assert (xb.unique().numel() > 2) and x0.unique().numel() == 2
     assert torch.all(xb.norm(dim=-1) <= 2**0.5 + 1e-5)
     # the blur itself: zero-padded Gaussian filter with per-image width
@@ -217,10 +201,10 @@ def test_pentomino_blur_only_when_asked_and_matches_scipy_gaussian_filter():
 
 def test_pentomino_validation():
     with pytest.raises(ValueError, match="shape_ids must be an integer tensor"):
-        pentomino_batch(torch.tensor([[0, 18]]), 4, generator=_g())
+        tasks.pentomino_batch(torch.tensor([[0, 18]]), 4, generator=_g())
     with pytest.raises(ValueError, match="n_train must be <= 16"):
-        split_pentominoes(17, generator=_g())
+        tasks.split_pentominoes(17, generator=_g())
     with pytest.raises(ValueError, match="blur_sigma must be"):
-        pentomino_batch(torch.tensor([[0, 1]]), 4, blur_sigma=-1.0, generator=_g())
+        tasks.pentomino_batch(torch.tensor([[0, 1]]), 4, blur_sigma=-1.0, generator=_g())
     with pytest.raises(ValueError, match="do not form a pentomino"):
-        pentomino_canonical_id([(0, 0), (0, 1)])
+        tasks.pentomino_canonical_id([(0, 0), (0, 1)])

@@ -23,6 +23,7 @@ from richlazy.simulate import (
     sample_neuron_scales,
 )
 from richlazy.validate.stats import batch_means
+from sim_helpers import assert_resume_is_bit_exact
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -126,19 +127,8 @@ def test_rescaling_leaves_the_outputs_unchanged_and_the_prior_invariant(activati
 def test_checkpoint_resume_of_the_exact_sweep_is_bit_exact(tmp_path):
     post = _net(5, 6, 9, L=2, m=2)
 
-    def go(path, n):
-        g = make_generator(7)
-        return run_chain(langevin_init(post.sample_prior(3, generator=g)), gibbs_linear_step(post),
-                         n_steps=n, burn_in=5, thin=5, generator=g, checkpoint_path=path,
-                         checkpoint_every=20, config={"case": "gibbs-linear"}, progress=False,
-                         observe=lambda s: {"f": post.outputs(s.theta)})
-
-    ref = go(None, 60)
-    go(tmp_path / "ck.pt", 30)
-    resumed = go(tmp_path / "ck.pt", 60)
-    assert resumed.resumed_from in (20, 30)
-    assert torch.equal(resumed.state.theta, ref.state.theta)
-    assert torch.equal(resumed.samples["f"], ref.samples["f"])
+    assert_resume_is_bit_exact(post, gibbs_linear_step(post), tmp_path, n_steps=60, checkpoint_every=20,
+                               case="gibbs-linear")
 
 
 def test_a_diverged_chain_stays_nan_and_the_others_are_unaffected():

@@ -9,16 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from richlazy.simulate import (
-    TiltedProposal,
-    direct_mc_log_z1,
-    direct_mc_probability,
-    neuron_g2,
-    prior_log_density,
-    prior_rare_event_is,
-    weighted_mean_se,
-    weighted_ratio_se,
-)
+from richlazy.simulate import tasks
 from richlazy.theory import ldt_log_mgf, ldt_two_layer_erf, outlier_threshold
 from scipy import integrate, special
 
@@ -37,29 +28,29 @@ def test_neuron_g2_matches_gauss_hermite_overlap():
     W = wts[:, None] * wts[None, :]
     for w_par, r in ((0.3, 0.9), (1.4, 0.3), (-0.8, 2.0)):
         G = np.sum(W * special.erf(w_par * Z1 + math.sqrt(r) * Z2) * (Z1**3 - 3 * Z1)) / math.sqrt(6)
-        assert neuron_g2(w_par, r) == pytest.approx(G * G, rel=1e-9)
+        assert tasks.neuron_g2(w_par, r) == pytest.approx(G * G, rel=1e-9)
 
 
 def test_prior_log_density_is_normalised():
     d = 7
-    val, _ = integrate.dblquad(lambda u, w: math.exp(prior_log_density(w, u, d)),
+    val, _ = integrate.dblquad(lambda u, w: math.exp(tasks.prior_log_density(w, u, d)),
                                0.0, 4.0, -15.0, 5.0)
     assert val == pytest.approx(1.0, abs=1e-8)
 
 
 def test_direct_mc_log_z1_against_exact():
     d = 6
-    lz, se = direct_mc_log_z1([20.0, 80.0], d, n=400_000, seed=np.random.default_rng(1))
+    lz, se = tasks.direct_mc_log_z1([20.0, 80.0], d, n=400_000, seed=np.random.default_rng(1))
     for j, tau in enumerate((20.0, 80.0)):
         assert abs(lz[j] - _exact_log_z1(tau, d)) < 4 * se[j]
 
 
 def test_proposal_weights_are_exact():
     d, tau = 8, 150.0
-    prop = TiltedProposal(tau, d, eps=0.1)
+    prop = tasks.TiltedProposal(tau, d, eps=0.1)
     rng = np.random.default_rng(5)
     w, u = prop.sample(400_000, rng)
-    lw = prior_log_density(w, u, d) - prop.log_density(w, u)
+    lw = tasks.prior_log_density(w, u, d) - prop.log_density(w, u)
     x = np.exp(lw)
     # E_q[p0/q] = 1 and E_q[(p0/q) 1{|w| > c}] = prior tail erfc(c sqrt(d/2))
     assert abs(x.mean() - 1.0) < 4 * x.std(ddof=1) / math.sqrt(x.size)
@@ -75,8 +66,8 @@ def test_importance_sampling_matches_direct_mc():
     ce = ldt_two_layer_erf(alpha, d, N, perp="exact", throw=True)
     tau = float(ce.tau_star)
     rng = np.random.default_rng(11)
-    res = prior_rare_event_is(alpha, d, N, chi=1.0, tau_prop=tau, n_net=40_000, seed=rng)
-    p, se = direct_mc_probability(alpha, d, N, chi=1.0, n_net=300_000, seed=rng)
+    res = tasks.prior_rare_event_is(alpha, d, N, chi=1.0, tau_prop=tau, n_net=40_000, seed=rng)
+    p, se = tasks.direct_mc_probability(alpha, d, N, chi=1.0, n_net=300_000, seed=rng)
     z = (res["log_p"] - math.log(p)) / math.hypot(res["log_p_se"], se / p)
     assert abs(z) < 4
     # the Chernoff bound with the exact CGF holds
@@ -88,7 +79,7 @@ def test_weighted_mean_se():
     rng = np.random.default_rng(0)
     x = rng.standard_normal(1000)
     wgt = np.full(1000, 1e-3)
-    mu, se = weighted_mean_se(x, wgt)
+    mu, se = tasks.weighted_mean_se(x, wgt)
     assert mu == pytest.approx(x.mean())
     assert se == pytest.approx(x.std() / math.sqrt(1000))
 
@@ -99,31 +90,31 @@ def test_weighted_ratio_se_equal_weights():
     den = rng.integers(1, 5, 2000).astype(float)
     num = den * (0.4 + 0.1 * rng.standard_normal(2000))
     wgt = np.full(2000, 1 / 2000)
-    R, se = weighted_ratio_se(num, den, wgt)
+    R, se = tasks.weighted_ratio_se(num, den, wgt)
     assert R == pytest.approx(num.sum() / den.sum(), rel=1e-12)
     resid = num - R * den
     assert se == pytest.approx(math.sqrt(np.sum(resid**2)) / 2000 / den.mean(), rel=1e-12)
     with pytest.raises(ValueError, match="weight must be non-negative and sum to 1"):
-        weighted_ratio_se(num, den, np.ones(2000))
+        tasks.weighted_ratio_se(num, den, np.ones(2000))
 
 
 def test_seed_int_or_generator_give_the_same_stream():
-    a = direct_mc_probability(0.05, 5, 4, chi=1.0, n_net=5000, seed=7)
-    b = direct_mc_probability(0.05, 5, 4, chi=1.0, n_net=5000, seed=np.random.default_rng(7))
+    a = tasks.direct_mc_probability(0.05, 5, 4, chi=1.0, n_net=5000, seed=7)
+    b = tasks.direct_mc_probability(0.05, 5, 4, chi=1.0, n_net=5000, seed=np.random.default_rng(7))
     assert a == b
     with pytest.raises(TypeError, match="seed must be a non-negative int or a numpy"):
-        direct_mc_probability(0.05, 5, 4, chi=1.0, n_net=10, seed=None)
+        tasks.direct_mc_probability(0.05, 5, 4, chi=1.0, n_net=10, seed=None)
 
 
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: TiltedProposal(1.0, 1), "d must be an int >= 2, got 1"),
-        (lambda: TiltedProposal(-1.0, 5), "tau must be a finite number >= 0, got -1.0"),
-        (lambda: direct_mc_log_z1([1.0], 1.5, n=10, seed=np.random.default_rng(0)),
+        (lambda: tasks.TiltedProposal(1.0, 1), "d must be an int >= 2, got 1"),
+        (lambda: tasks.TiltedProposal(-1.0, 5), "tau must be a finite number >= 0, got -1.0"),
+        (lambda: tasks.direct_mc_log_z1([1.0], 1.5, n=10, seed=np.random.default_rng(0)),
          "d must be an int >= 2, got 1.5"),
-        (lambda: TiltedProposal(1.0, 5, eps=1.5), r"eps must be in \(0, 1\), got 1.5"),
-        (lambda: neuron_g2(1.0, -2.0), "w_norm2 must be >= w_par"),
+        (lambda: tasks.TiltedProposal(1.0, 5, eps=1.5), r"eps must be in \(0, 1\), got 1.5"),
+        (lambda: tasks.neuron_g2(1.0, -2.0), "w_norm2 must be >= w_par"),
     ],
 )
 def test_input_validation(call, match):
@@ -138,11 +129,11 @@ def test_exact_tilted_law_against_importance_sampling():
     th = ldt_two_layer_erf(alpha, d, N, perp="exact", throw=True)
     tau = float(th.tau_star)
     thr = outlier_threshold(d)
-    prop = TiltedProposal(tau, d, eps=0.05)
+    prop = tasks.TiltedProposal(tau, d, eps=0.05)
     w, u = prop.sample(400_000, np.random.default_rng(8))
     r = np.exp(u) / d
     lz = _exact_log_z1(tau, d)
-    x = np.exp(prior_log_density(w, u, d) + tau * neuron_g2(w, r) - lz - prop.log_density(w, u))
+    x = np.exp(tasks.prior_log_density(w, u, d) + tau * tasks.neuron_g2(w, r) - lz - prop.log_density(w, u))
     assert abs(x.mean() - 1.0) < 4 * x.std(ddof=1) / math.sqrt(x.size)  # Z_1 itself
     y = x * (w > thr)
     assert abs(y.mean() - float(th.outlier_fraction)) < 4 * y.std(ddof=1) / math.sqrt(y.size)

@@ -28,14 +28,9 @@ from richlazy.simulate.samplers._tempering import (
     temperature_ladder,
 )
 from scipy.integrate import quad
+from sim_helpers import seeded_generator as _gen
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def _gen(seed, device="cpu"):
-    g = torch.Generator(device=device)
-    g.manual_seed(seed)
-    return g
 
 
 def _col(beta, default):

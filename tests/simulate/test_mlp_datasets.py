@@ -21,6 +21,7 @@ from richlazy.simulate.tasks._images import (
     one_hot_targets,
     read_idx,
 )
+from sim_helpers import seeded_generator as _gen
 
 # ----------------------------------------------------------------------------- IDX parser
 
@@ -297,12 +298,6 @@ def test_one_hot_targets():
 
 
 # ----------------------------------------------------------------------------- MLP
-
-
-def _gen(seed=0):
-    g = torch.Generator()
-    g.manual_seed(seed)
-    return g
 
 
 def test_forward_matches_explicit_formula():

@@ -22,6 +22,7 @@ from richlazy.simulate import (
     sample_neuron_codes,
 )
 from richlazy.validate.stats import batch_means
+from sim_helpers import assert_resume_is_bit_exact
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -159,23 +160,10 @@ def test_networks_the_move_does_not_cover_are_refused():
 def test_checkpoint_resume_of_code_sweeps_is_bit_exact(tmp_path):
     from dataclasses import replace
 
-    from richlazy.simulate import langevin_init, run_chain
     post = _small("sigmoid_erf", "nonlazy", 2)
 
     def step(s, g):
         theta, acc = sample_neuron_codes(post, s.theta, generator=g)
         return replace(s, theta=theta, step=s.step + 1), {"code_acceptance": acc}
 
-    def go(path, n):
-        g = make_generator(7)
-        return run_chain(langevin_init(post.sample_prior(3, generator=g)), step, n_steps=n, burn_in=5,
-                         thin=5, generator=g, checkpoint_path=path, checkpoint_every=10,
-                         config={"case": "neuron-codes"}, progress=False,
-                         observe=lambda s: {"f": post.outputs(s.theta)})
-
-    ref = go(None, 40)
-    go(tmp_path / "ck.pt", 20)
-    resumed = go(tmp_path / "ck.pt", 40)
-    assert resumed.resumed_from in (10, 20)
-    assert torch.equal(resumed.state.theta, ref.state.theta)
-    assert torch.equal(resumed.samples["f"], ref.samples["f"])
+    assert_resume_is_bit_exact(post, step, tmp_path, n_steps=40, checkpoint_every=10, case="neuron-codes")

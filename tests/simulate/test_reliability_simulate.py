@@ -17,12 +17,9 @@ import pytest
 import richlazy.simulate as S
 import torch
 from richlazy.simulate import checks
+from sim_helpers import seeded_generator as _gen
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def _gen(seed=0):
-    return torch.Generator().manual_seed(seed)
 
 
 def _posterior(**kw):
@@ -314,33 +311,54 @@ def test_numpy_integers_are_ints():
 # -- item 4: unavailable devices -----------------------------------------------------------------
 
 
-def _device_calls():
+def _option_calls(option):
+    """{public name: call(value)} for every public callable taking the keyword ``option``
+    ("device" or "dtype"): the call passes ``value`` as that option."""
     g = _gen()
     X = torch.ones(3, 2, dtype=torch.float64)
     Y = torch.ones(2, 1, dtype=torch.float64)
-    return {
-        "make_generator": lambda dev: S.make_generator(0, dev),
-        "temperature_ladder": lambda dev: S.temperature_ladder(1.0, 0.1, 3, device=dev),
-        "resolve_device": lambda dev: S.resolve_device(dev),
-        "init_mlp_ensemble": lambda dev: S.init_mlp_ensemble(2, 3, 4, 1, generator=g, device=dev),
-        "NetworkPosterior.__init__": lambda dev: S.NetworkPosterior(S.NetworkSpec(N0=3, N=4), X, Y, T=0.1,
-                                                                    sigma_a2=1.0, device=dev),
-        "psvrt_patterns": lambda dev: S.psvrt_patterns(3, 3, generator=g, device=dev),
-        "psvrt_test_batch": lambda dev: S.psvrt_test_batch(2, 4, patch_size=3, generator=g, device=dev),
-        "sd_symbols": lambda dev: S.sd_symbols(2, 3, 4, generator=g, device=dev),
-        "sd_test_batch": lambda dev: S.sd_test_batch(2, 4, 3, generator=g, device=dev),
-        "hermite_target_data": lambda dev: S.hermite_target_data(4, 3, generator=g, device=dev),
+    xt, yt = S.sd_test_batch(2, 4, 3, generator=_gen())
+    both = {  # the callables with both options
+        "temperature_ladder": lambda **kw: S.temperature_ladder(1.0, 0.1, 3, **kw),
+        "init_mlp_ensemble": lambda **kw: S.init_mlp_ensemble(2, 3, 4, 1, generator=g, **kw),
+        "NetworkPosterior.__init__": lambda **kw: S.NetworkPosterior(S.NetworkSpec(N0=3, N=4), X, Y, T=0.1,
+                                                                     sigma_a2=1.0, **kw),
+        "sd_symbols": lambda **kw: S.sd_symbols(2, 3, 4, generator=g, **kw),
+        "sd_test_batch": lambda **kw: S.sd_test_batch(2, 4, 3, generator=g, **kw),
+        "hermite_target_data": lambda **kw: S.hermite_target_data(4, 3, generator=g, **kw),
     }
+    only = {
+        "device": {
+            "make_generator": lambda device: S.make_generator(0, device),
+            "resolve_device": lambda device: S.resolve_device(device),
+            "psvrt_patterns": lambda **kw: S.psvrt_patterns(3, 3, generator=g, **kw),
+            "psvrt_test_batch": lambda **kw: S.psvrt_test_batch(2, 4, patch_size=3, generator=g, **kw),
+        },
+        "dtype": {
+            "resolve_dtype": lambda dtype: S.resolve_dtype(dtype),
+            "init_gamma_mlp": lambda **kw: S.init_gamma_mlp(2, 3, 4, generator=g, **kw),
+            "init_gamma_mlp_published": lambda **kw: S.init_gamma_mlp_published(2, 3, 4, generator=g, **kw),
+            "truncated_normal": lambda **kw: S.truncated_normal(3, generator=g, **kw),
+            "train_gamma_mlp_sd": lambda **kw: S.train_gamma_mlp_sd(
+                S.sd_symbols(2, 3, 3, generator=g), xt, yt, 0.5, width=4, n_steps=1, generator=g, **kw),
+            "train_gamma_mlp": lambda **kw: S.train_gamma_mlp(
+                lambda gg: S.sd_test_batch(2, 4, 3, generator=gg), xt, yt, 0.5, d_eff=3, width=4, n_steps=1,
+                generator=g, **kw),
+        },
+    }[option]
+    calls = {**both, **only}
+    return {name: (lambda value, call=call: call(**{option: value})) for name, call in calls.items()}
 
 
-def test_device_table_covers_every_public_device_argument():
-    missing = _names_with("device") - set(_device_calls())
-    assert not missing, f"add these public names to _device_calls: {sorted(missing)}"
+@pytest.mark.parametrize("option", ["device", "dtype"])
+def test_option_tables_cover_every_public_device_and_dtype_argument(option):
+    missing = _names_with(option) - set(_option_calls(option))
+    assert not missing, f"add these public names to _option_calls: {sorted(missing)}"
 
 
-@pytest.mark.parametrize("name", sorted(_device_calls()))
+@pytest.mark.parametrize("name", sorted(_option_calls("device")))
 def test_unavailable_device_is_a_value_error_naming_device(name):
-    call = _device_calls()[name]
+    call = _option_calls("device")[name]
     # cuda:99 is unavailable with or without CUDA; plain 'cuda' only on a CPU-only machine
     bad = ["cuda:99", "tpu", "nonsense"]
     if not torch.cuda.is_available():
@@ -365,39 +383,9 @@ def test_generator_and_device_must_agree():
 # -- item 5: dtypes --------------------------------------------------------------------------
 
 
-def _dtype_calls():
-    g = _gen()
-    X = torch.ones(3, 2, dtype=torch.float64)
-    Y = torch.ones(2, 1, dtype=torch.float64)
-    xt, yt = S.sd_test_batch(2, 4, 3, generator=_gen())
-    return {
-        "resolve_dtype": lambda dt: S.resolve_dtype(dt),
-        "temperature_ladder": lambda dt: S.temperature_ladder(1.0, 0.1, 3, dtype=dt),
-        "init_gamma_mlp": lambda dt: S.init_gamma_mlp(2, 3, 4, generator=g, dtype=dt),
-        "init_gamma_mlp_published": lambda dt: S.init_gamma_mlp_published(2, 3, 4, generator=g, dtype=dt),
-        "truncated_normal": lambda dt: S.truncated_normal(3, generator=g, dtype=dt),
-        "train_gamma_mlp_sd": lambda dt: S.train_gamma_mlp_sd(S.sd_symbols(2, 3, 3, generator=g), xt, yt, 0.5,
-                                                              width=4, n_steps=1, generator=g, dtype=dt),
-        "train_gamma_mlp": lambda dt: S.train_gamma_mlp(lambda gg: S.sd_test_batch(2, 4, 3, generator=gg),
-                                                        xt, yt, 0.5, d_eff=3, width=4, n_steps=1,
-                                                        generator=g, dtype=dt),
-        "init_mlp_ensemble": lambda dt: S.init_mlp_ensemble(2, 3, 4, 1, generator=g, dtype=dt),
-        "NetworkPosterior.__init__": lambda dt: S.NetworkPosterior(S.NetworkSpec(N0=3, N=4), X, Y, T=0.1,
-                                                                   sigma_a2=1.0, dtype=dt),
-        "sd_symbols": lambda dt: S.sd_symbols(2, 3, 4, generator=g, dtype=dt),
-        "sd_test_batch": lambda dt: S.sd_test_batch(2, 4, 3, generator=g, dtype=dt),
-        "hermite_target_data": lambda dt: S.hermite_target_data(4, 3, generator=g, dtype=dt),
-    }
-
-
-def test_dtype_table_covers_every_public_dtype_argument():
-    missing = _names_with("dtype") - set(_dtype_calls())
-    assert not missing, f"add these public names to _dtype_calls: {sorted(missing)}"
-
-
-@pytest.mark.parametrize("name", sorted(_dtype_calls()))
+@pytest.mark.parametrize("name", sorted(_option_calls("dtype")))
 def test_bad_dtype_is_a_value_error_naming_dtype(name):
-    call = _dtype_calls()[name]
+    call = _option_calls("dtype")[name]
     for dt in (torch.int64, torch.float16, torch.complex64, torch.bool, "int64", np.float64):
         with pytest.raises(ValueError, match=r"dtype must be torch.float32 or torch.float64"):
             call(dt)

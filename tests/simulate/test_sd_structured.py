@@ -24,12 +24,9 @@ from richlazy.simulate import (
 )
 from richlazy.simulate.models import _sd_structured
 from scipy import stats
+from sim_helpers import seeded_generator as _g
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def _g(seed=0):
-    return torch.Generator().manual_seed(seed)
 
 
 D_SYM = 12

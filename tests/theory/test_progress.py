@@ -5,21 +5,15 @@ message to a callable, and rejects anything else naming the option."""
 import numpy as np
 import pytest
 from richlazy.theory import (
-    input_kernel,
     solve_relu_outliers,
     solve_sigmoid_general,
-    toy_class_targets,
 )
+from theory_helpers import class_correlated_problem
 
 
 @pytest.fixture(scope="module")
 def problem():
-    rng = np.random.default_rng(5)
-    P, N0 = 9, 30
-    lab = np.arange(P) % 3
-    means = rng.standard_normal((3, N0))
-    X = (means[lab] + 0.8 * rng.standard_normal((P, N0))).T
-    return input_kernel(X), toy_class_targets(3, y_minus=-0.5)[lab]
+    return class_correlated_problem(P=9, N0=30)
 
 
 def test_sigmoid_general_progress_callable_gets_stages_and_final_message(problem):

@@ -12,8 +12,7 @@ from richlazy.theory import (
     solve_sigmoid_toy_populations,
     toy_class_targets,
 )
-
-RHO = np.array([0.5, 0.25, 0.25])
+from theory_helpers import RHO, class_correlated_problem
 
 
 @pytest.mark.parametrize("maxiter", [1, 2, 5, 10])
@@ -36,32 +35,29 @@ def test_sigmoid_toy_finite_P_budget_is_max_iterations():
         solve_sigmoid_toy(RHO, Yc, P=60, activation="linear", maxiter=0)
 
 
-def _correlated_problem(P=12, N0=40, seed=5):
-    rng = np.random.default_rng(seed)
-    lab = np.arange(P) % 3
-    means = rng.standard_normal((3, N0))
-    X = (means[lab] + 0.8 * rng.standard_normal((P, N0))).T
-    return X.T @ X / N0, toy_class_targets(3, y_minus=-0.5)[lab]
-
-
-@pytest.mark.slow
-def test_relu_outliers_maxiter_bounds_the_stages():
+def _relu_outliers_counting_stages(K0, Y, **kw):
+    """solve_relu_outliers(K0, Y, **kw) and the penalty of every penalised stage it ran."""
     from richlazy.theory.coding.relu import _outliers as _relu_outliers
 
-    K0, Y = _correlated_problem()
-    calls = []
+    penalties = []
     orig = _relu_outliers._penalised_stage
 
     def counting(*args):
-        calls.append(args[-1])
+        penalties.append(args[-1])
         return orig(*args)
 
     mp = pytest.MonkeyPatch()
     mp.setattr(_relu_outliers, "_penalised_stage", counting)
     try:
-        cut = solve_relu_outliers(K0, Y, n_restarts=2, maxiter=1)
+        return solve_relu_outliers(K0, Y, **kw), penalties
     finally:
         mp.undo()
+
+
+@pytest.mark.slow
+def test_relu_outliers_maxiter_bounds_the_stages():
+    K0, Y = class_correlated_problem()
+    cut, calls = _relu_outliers_counting_stages(K0, Y, n_restarts=2, maxiter=1)
     # one stage per restart, at the final penalty (the schedule's last entry)
     assert len(calls) == 2 and all(lam == pytest.approx(1e-4) for lam in calls)
     assert cut.nit == 2 and "2 stages" in cut.message
@@ -77,23 +73,8 @@ def test_relu_outliers_maxiter_bounds_the_stages():
 
 def test_relu_outliers_insertions_fit_in_the_budget():
     """maxiter = 5 schedule stages + k insertions at T = 0: never more stages than maxiter."""
-    from richlazy.theory.coding.relu import _outliers as _relu_outliers
-
-    K0, Y = _correlated_problem()
-    n_stages = []
-    orig = _relu_outliers._penalised_stage
-
-    def counting(*args):
-        n_stages.append(1)
-        return orig(*args)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(_relu_outliers, "_penalised_stage", counting)
-    try:
-        r = solve_relu_outliers(K0, Y, n_restarts=1, maxiter=7)
-    finally:
-        mp.undo()
-    assert len(n_stages) == r.nit <= 7
+    r, stages = _relu_outliers_counting_stages(*class_correlated_problem(), n_restarts=1, maxiter=7)
+    assert len(stages) == r.nit <= 7
     # a certified minimum within the budget (measured: 3 outliers, 7 stages, dual margin
     # 1 + 5e-8) or, where the rounding takes a longer path, the budget is what stopped it
     if r.converged:

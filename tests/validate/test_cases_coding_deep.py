@@ -1,10 +1,8 @@
 """The coding/deep-sigmoid case: tiny end-to-end runs (its helpers: tests/validate/recipes/)."""
 
-import json
-
 import pytest
+from cli_helpers import validate_one
 from richlazy.validate.cases.coding import _deep
-from richlazy.validate.core._cli import main
 
 
 @pytest.mark.slow
@@ -20,9 +18,7 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
         monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep",
                             lambda *a, **k: real(*a, **dict(k, maxiter=1, quad_nodes=3)))
     out = tmp_path / "rep"
-    main(["validate", "--only", "coding/deep-sigmoid", "--out", str(out), "--device", "cpu",
-          "--quiet", "--seed", "1"])
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    _, case = validate_one(out, "coding/deep-sigmoid", seed=1)
     assert case["error"] is None
     names = [q["name"] for q in case["quantities"]]
     assert names[0].startswith(f"feature layer {L}: code persistence")
@@ -67,9 +63,8 @@ def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
     monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
                         dict(_deep.DEEP_SIGMOID_SIZES["quick"], L=1))
     out = tmp_path / "rep"
-    assert main(["validate", "--only", "coding/deep-sigmoid", "--out", str(out), "--device", "cpu",
-                 "--quiet"]) == 1
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    rc, case = validate_one(out, "coding/deep-sigmoid")
+    assert rc == 1
     assert case["verdict"] == "error" and "'L'] must be an int >= 2" in case["error"]
 
 
@@ -99,9 +94,7 @@ def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatc
         tiny["size_path"] = size_path
     monkeypatch.setitem(_deep.DEEP_SIGMOID_3_SIZES, suite, tiny)
     out = tmp_path / "rep"
-    main(["validate", "--suite", suite, "--only", "coding/deep-sigmoid-3", "--out", str(out), "--device",
-          "cpu", "--quiet"])
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    _, case = validate_one(out, "coding/deep-sigmoid-3", suite=suite)
     assert case["error"] is None and seen["quad_nodes"] == 4 and len(seen["K_start"]) == 2
     assert seen["size_path"] == size_path
     assert "Self-consistent L = 3 theory" in case["notes"]

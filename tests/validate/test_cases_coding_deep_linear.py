@@ -1,12 +1,10 @@
 """The coding/deep-linear case (full suite only) end to end at a tiny size."""
 
-import json
-
 import numpy as np
+from cli_helpers import validate_one
 from richlazy.simulate import orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 from richlazy.validate.cases.coding import _deep_linear
-from richlazy.validate.core._cli import main
 
 
 def test_deep_linear_case_runs_at_a_tiny_size(tmp_path, monkeypatch):
@@ -14,9 +12,7 @@ def test_deep_linear_case_runs_at_a_tiny_size(tmp_path, monkeypatch):
                         dict(L=3, N=10, P=12, N0=16, n_chains=2, T=0.05, n_steps=120, burn_in=40,
                              thin=2, y_minus=-0.5))
     out = tmp_path / "rep"
-    main(["validate", "--suite", "full", "--only", "coding/deep-linear", "--out", str(out),
-          "--device", "cpu", "--quiet", "--seed", "1"])
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    _, case = validate_one(out, "coding/deep-linear", suite="full", seed=1)
     assert case["error"] is None
     qs = {q["name"]: q for q in case["quantities"]}
     assert len(qs) == 6 + 3 * (3 + 6) + 9

@@ -1,18 +1,17 @@
 """The coding/deep-relu case: its helpers on hand-made layers and theory outliers, and a tiny
 end-to-end run."""
 
-import json
 import math
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from cli_helpers import validate_one
 from richlazy.validate.cases.coding import _deep_relu
 from richlazy.validate.cases.coding._deep_relu import (
     strong_single_class_counts,
     theory_outlier_summary,
 )
-from richlazy.validate.core._cli import main
 
 
 def test_strong_single_class_counts_reads_codes_at_the_threshold():
@@ -56,9 +55,7 @@ def test_deep_relu_case_runs_at_a_tiny_size(tmp_path, monkeypatch):
     monkeypatch.setattr(_deep_relu, "solve_relu_outliers",
                         lambda *a, **k: real(*a, **dict(k, dual_ascent=False, n_restarts=1)))
     out = tmp_path / "rep"
-    main(["validate", "--suite", "full", "--only", "coding/deep-relu", "--out", str(out),
-          "--device", "cpu", "--quiet", "--seed", "1"])
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    _, case = validate_one(out, "coding/deep-relu", suite="full", seed=1)
     assert case["error"] is None
     qs = case["quantities"]
     assert len(qs) == 3 * 4 + 3

@@ -1,13 +1,11 @@
 """The coding/sigmoid-toy case (full suite only) end to end at a tiny size, with the sampler of its
 full configuration (Gibbs-HMC with exact code moves)."""
 
-import json
-
 import numpy as np
 import pytest
+from cli_helpers import validate_one
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.validate.cases.coding import _sigmoid
-from richlazy.validate.core._cli import main
 
 
 @pytest.mark.slow
@@ -18,9 +16,7 @@ def test_sigmoid_toy_case_runs_with_code_moves_at_a_tiny_size(tmp_path, monkeypa
                         dict(full, N=12, P=12, N0=16, n_chains=2, T=0.01, n_steps=12, burn_in=4,
                              adapt_steps=2))
     out = tmp_path / "rep"
-    main(["validate", "--suite", "full", "--only", "coding/sigmoid-toy", "--out", str(out),
-          "--device", "cpu", "--quiet", "--seed", "1"])
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
+    _, case = validate_one(out, "coding/sigmoid-toy", suite="full", seed=1)
     assert case["error"] is None
     qs = {q["name"]: q for q in case["quantities"]}
     sol = solve_sigmoid_toy(np.array((0.5, 0.25, 0.25)), toy_class_targets(3, y_plus=1.0, y_minus=0.5))

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from cli_helpers import validate_one
 from richlazy.simulate import run_chain
 from richlazy.validate import CaseOutcome, compare, register_case, run_suite
 from richlazy.validate.core import _registry
-from richlazy.validate.core._cli import main
 
 
 @pytest.fixture
@@ -88,10 +88,7 @@ def chain_case(registry):
 
 
 def _validate(out, seed):
-    rc = main(["validate", "--only", "coding/zz-chain", "--out", str(out), "--device", "cpu", "--quiet",
-               "--seed", str(seed)])
-    (case,) = json.loads((out / "report.json").read_text())["cases"]
-    return rc, case
+    return validate_one(out, "coding/zz-chain", seed=seed)
 
 
 def test_another_seed_in_the_same_out_just_works_and_the_same_seed_resumes(chain_case, tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 from numpy.polynomial.hermite_e import hermeval
-from richlazy.validate import compare
+from richlazy.validate import compare, stats
 from richlazy.validate.core._cli import main
 from richlazy.validate.core._compare import VERDICTS, Quantity, case_verdict
 from richlazy.validate.core._registry import CaseOutcome, register_case
@@ -24,15 +24,6 @@ from richlazy.validate.rendering._report import (
     render_case_table,
     render_markdown,
     write_report,
-)
-from richlazy.validate.stats import (
-    RHAT_MAX,
-    Mixing,
-    chain_diagnostics,
-    ess_bulk,
-    ess_tail,
-    split_rhat,
-    worst_mixing,
 )
 from scipy.signal import lfilter
 from scipy.stats import chi2, norm
@@ -71,9 +62,9 @@ def test_bulk_ess_of_ar1_chains(rho, tol):
     S, E = 8000, 32
     x = _ar1(rho, S, E, seed=int(100 * (rho + 1)))
     exact = (1 - rho) / (1 + rho)
-    got = ess_bulk(x) / (S * E)
+    got = stats.ess_bulk(x) / (S * E)
     assert abs(got / exact - 1) < tol, (rho, got, exact)
-    assert chain_diagnostics(x).ess_bulk == ess_bulk(x)
+    assert stats.chain_diagnostics(x).ess_bulk == stats.ess_bulk(x)
 
 
 @pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
@@ -83,23 +74,23 @@ def test_tail_ess_of_ar1_chains_matches_the_indicator_autocorrelation(rho):
     S, E = 8000, 32
     x = _ar1(rho, S, E, seed=7 + int(10 * rho))
     exact = _indicator_ess_fraction(rho)
-    got = ess_tail(x) / (S * E)
+    got = stats.ess_tail(x) / (S * E)
     assert np.isfinite(got)
     assert abs(got / exact - 1) < 0.10, (rho, got, exact)
     if rho > 0:  # an indicator decorrelates faster than x itself
-        assert ess_tail(x) > ess_bulk(x)
+        assert stats.ess_tail(x) > stats.ess_bulk(x)
 
 
 def test_ess_shapes_and_indexing():
     x = _ar1(0.5, 1000, 4, 3)[:, :, None] * np.array([1.0, 2.0, -1.0])
-    m = chain_diagnostics(x)
+    m = stats.chain_diagnostics(x)
     assert m.shape == (3,) and m.n_chains == 4 and m.n_draws == 1000
     m1 = m[1]
     assert isinstance(m1.rhat, float) and m1.shape == ()
-    ref = chain_diagnostics(x[:, :, 1])
+    ref = stats.chain_diagnostics(x[:, :, 1])
     assert (m1.rhat, m1.ess_bulk, m1.ess_tail) == pytest.approx((ref.rhat, ref.ess_bulk, ref.ess_tail),
                                                                  rel=1e-12)
-    assert np.array_equal(m.mixed, m.rhat <= RHAT_MAX)
+    assert np.array_equal(m.mixed, m.rhat <= stats.RHAT_MAX)
     with pytest.raises(IndexError):
         m1[0]
 
@@ -118,26 +109,26 @@ def test_rhat_of_iid_chains_is_one_within_sampling_error(seed):
     x = np.random.default_rng(seed).standard_normal((S, E))
     f_max = chi2.ppf(1 - 1e-6, M - 1) / (M - 1)
     hi = math.sqrt(1 + (f_max - 1) / n)
-    r = split_rhat(x)
-    assert math.sqrt(1 - 1 / n) - 1e-12 <= r <= hi < RHAT_MAX
-    assert chain_diagnostics(x).mixed
+    r = stats.split_rhat(x)
+    assert math.sqrt(1 - 1 / n) - 1e-12 <= r <= hi < stats.RHAT_MAX
+    assert stats.chain_diagnostics(x).mixed
 
 
 def test_rhat_flags_a_chain_with_a_shifted_mean():
     x = np.random.default_rng(1).standard_normal((1000, 4))
     x[:, 2] += 1.0  # one chain offset by one standard deviation
-    r = split_rhat(x)
-    assert r > 1.05 > RHAT_MAX
-    assert not chain_diagnostics(x).mixed
+    r = stats.split_rhat(x)
+    assert r > 1.05 > stats.RHAT_MAX
+    assert not stats.chain_diagnostics(x).mixed
 
 
 def test_folded_rhat_catches_different_scales_that_bulk_and_classic_miss():
     x = np.random.default_rng(2).standard_normal((1000, 4))
     x[:, 0] *= 3.0  # same mean, three times the spread
-    assert split_rhat(x, method="classic") < RHAT_MAX
-    assert split_rhat(x, method="bulk") < RHAT_MAX
-    assert split_rhat(x, method="folded") > 1.05
-    assert split_rhat(x) == split_rhat(x, method="folded")
+    assert stats.split_rhat(x, method="classic") < stats.RHAT_MAX
+    assert stats.split_rhat(x, method="bulk") < stats.RHAT_MAX
+    assert stats.split_rhat(x, method="folded") > 1.05
+    assert stats.split_rhat(x) == stats.split_rhat(x, method="folded")
 
 
 def test_splitting_catches_a_trend_inside_every_chain():
@@ -148,61 +139,61 @@ def test_splitting_catches_a_trend_inside_every_chain():
     n = S
     W = x.var(axis=0, ddof=1).mean()
     B_n = x.mean(axis=0).var(ddof=1)
-    assert math.sqrt(((n - 1) / n * W + B_n) / W) < RHAT_MAX
-    assert split_rhat(x) > 1.05
-    assert split_rhat(x, method="classic") > 1.05
+    assert math.sqrt(((n - 1) / n * W + B_n) / W) < stats.RHAT_MAX
+    assert stats.split_rhat(x) > 1.05
+    assert stats.split_rhat(x, method="classic") > 1.05
 
 
 def test_rank_diagnostics_are_invariant_under_monotone_transforms():
     x = _ar1(0.6, 1001, 3, 4)  # odd S: the middle draw is dropped
     y = np.exp(x)
-    assert split_rhat(y, method="bulk") == split_rhat(x, method="bulk")
-    assert ess_bulk(y) == ess_bulk(x)
-    assert ess_tail(y) == ess_tail(x)
+    assert stats.split_rhat(y, method="bulk") == stats.split_rhat(x, method="bulk")
+    assert stats.ess_bulk(y) == stats.ess_bulk(x)
+    assert stats.ess_tail(y) == stats.ess_tail(x)
     # the folded part is invariant under sign flips and (exact) scalings
     for z in (-x, 4.0 * x):
-        assert split_rhat(z) == split_rhat(x)
+        assert stats.split_rhat(z) == stats.split_rhat(x)
     # the classic split-R-hat is not
-    assert split_rhat(y, method="classic") != split_rhat(x, method="classic")
+    assert stats.split_rhat(y, method="classic") != stats.split_rhat(x, method="classic")
 
 
 def test_constant_and_stuck_chains():
-    m = chain_diagnostics(np.full((10, 3), 2.5))
+    m = stats.chain_diagnostics(np.full((10, 3), 2.5))
     assert m.rhat == 1.0 and m.mixed and math.isnan(m.ess_bulk) and math.isnan(m.ess_tail)
     stuck = np.ones((10, 3)) * np.array([0.0, 0.0, 1.0])  # each chain constant, one differs
-    m = chain_diagnostics(stuck)
+    m = stats.chain_diagnostics(stuck)
     assert m.rhat == math.inf and not m.mixed
     # a two-valued quantity whose upper tail indicator is constant: tail ESS from the other
     x = (np.random.default_rng(5).random((400, 4)) < 0.2).astype(float)
-    m = chain_diagnostics(x)
+    m = stats.chain_diagnostics(x)
     assert np.isfinite(m.ess_tail) and m.mixed
 
 
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="samples needs at least 2 chains"):
-        chain_diagnostics(np.zeros((10, 1)))
+        stats.chain_diagnostics(np.zeros((10, 1)))
     with pytest.raises(ValueError, match="samples needs at least 4 draws"):
-        split_rhat(np.zeros((3, 4)))
+        stats.split_rhat(np.zeros((3, 4)))
     with pytest.raises(ValueError, match=r"samples must have shape \(S, E, ...\)"):
-        ess_bulk(np.zeros(10))
+        stats.ess_bulk(np.zeros(10))
     with pytest.raises(ValueError, match="samples contain NaN or inf"):
-        ess_tail(np.full((10, 2), np.nan))
+        stats.ess_tail(np.full((10, 2), np.nan))
     with pytest.raises(TypeError, match="samples must be real"):
-        chain_diagnostics(np.ones((10, 2), dtype=complex))
+        stats.chain_diagnostics(np.ones((10, 2), dtype=complex))
     with pytest.raises(ValueError, match="method must be one of"):
-        split_rhat(np.zeros((10, 2)), method="plain")
+        stats.split_rhat(np.zeros((10, 2)), method="plain")
 
 
 def test_worst_mixing():
-    a = Mixing(1.002, 800.0, 500.0, 4, 100)
-    b = Mixing(1.03, math.nan, 900.0, 8, 50)
-    w = worst_mixing(a, b)
+    a = stats.Mixing(1.002, 800.0, 500.0, 4, 100)
+    b = stats.Mixing(1.03, math.nan, 900.0, 8, 50)
+    w = stats.worst_mixing(a, b)
     assert (w.rhat, w.ess_bulk, w.ess_tail, w.n_chains, w.n_draws) == (1.03, 800.0, 500.0, 4, 50)
     assert not w.mixed
     with pytest.raises(ValueError, match="mixings"):
-        worst_mixing()
+        stats.worst_mixing()
     with pytest.raises(TypeError, match="mixings"):
-        worst_mixing(a, 1.0)
+        stats.worst_mixing(a, 1.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,7 +227,7 @@ def test_estimates_from_run_diagnose_single_elements():
     est = estimates_from_run(Run())["x"]
     assert est.mean.shape == (2,)
     m = est.mixing(1)
-    ref = chain_diagnostics(_ar1(0.3, 400, 4, 8))
+    ref = stats.chain_diagnostics(_ar1(0.3, 400, 4, 8))
     assert m.rhat == pytest.approx(ref.rhat) and m.ess_bulk == pytest.approx(ref.ess_bulk)
     with pytest.raises(ValueError, match="idx"):
         est.mixing()
@@ -250,10 +241,10 @@ def test_compare_carries_mixing_and_round_trips(tmp_path):
     rng = np.random.default_rng(9)
     good = rng.standard_normal((200, 4))
     q = compare("x", 0.0, float(good.mean()), stderr=0.05, kind="z", tol=4, mixing=good)
-    m = chain_diagnostics(good)
+    m = stats.chain_diagnostics(good)
     assert (q.rhat, q.ess_bulk, q.ess_tail, q.mixed) == (m.rhat, m.ess_bulk, m.ess_tail, True)
     assert q.sampled and q.passed
-    q2 = compare("y", 1.0, 1.0, stderr=0.1, kind="z", tol=3, mixing=Mixing(math.inf, 2.0, 2.0, 3, 10))
+    q2 = compare("y", 1.0, 1.0, stderr=0.1, kind="z", tol=3, mixing=stats.Mixing(math.inf, 2.0, 2.0, 3, 10))
     assert q2.passed and q2.mixed is False and q2.rhat == math.inf
     q3 = compare("z", 1.0, 1.0, kind="rel", tol=0.1)
     assert (q3.rhat, q3.ess_bulk, q3.ess_tail, q3.mixed) == (None, None, None, None)
@@ -283,7 +274,7 @@ def test_compare_rejects_bad_mixing():
         compare("x", 1.0, 1.0, kind="rel", tol=0.1, mixing=np.zeros((10, 1)))
     with pytest.raises(ValueError, match="mixing must describe one quantity"):
         compare("x", 1.0, 1.0, kind="rel", tol=0.1,
-                mixing=chain_diagnostics(np.random.default_rng(0).standard_normal((10, 2, 3))))
+                mixing=stats.chain_diagnostics(np.random.default_rng(0).standard_normal((10, 2, 3))))
     with pytest.raises(TypeError, match="mixing must be a Mixing"):
         compare("x", 1.0, 1.0, kind="rel", tol=0.1, mixing=1.01)
 
@@ -370,11 +361,9 @@ def test_runner_reports_not_mixed_as_inconclusive(tmp_path, scratch_registry, ca
 def test_empty_trailing_shape_gives_empty_diagnostics():
     """(S, E, 0): no quantity, so every diagnostic is an empty array of shape (0,), as
     ess_bulk and ess_tail already gave (the folded R-hat's median reshape used to fail)."""
-    from richlazy.validate import chain_diagnostics, ess_bulk, ess_tail
-
-    d = chain_diagnostics(np.zeros((10, 3, 0)))
+    d = stats.chain_diagnostics(np.zeros((10, 3, 0)))
     assert d.shape == (0,)
     for v in (d.rhat, d.ess_bulk, d.ess_tail, d.mixed):
         assert np.asarray(v).shape == (0,)
-    assert np.asarray(ess_bulk(np.zeros((10, 3, 0)))).shape == (0,)
-    assert np.asarray(ess_tail(np.zeros((10, 3, 0)))).shape == (0,)
+    assert np.asarray(stats.ess_bulk(np.zeros((10, 3, 0)))).shape == (0,)
+    assert np.asarray(stats.ess_tail(np.zeros((10, 3, 0)))).shape == (0,)

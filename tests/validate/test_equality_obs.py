@@ -12,14 +12,7 @@ from richlazy.simulate import (
     train_gamma_mlp,
 )
 from richlazy.theory import handcrafted_solution, kernel_gradient_descent, sd_training_pairs
-from richlazy.validate import (
-    alignment_by_readout_sign,
-    alignment_of_top_units,
-    readout_ratio,
-    relative_activation_change,
-    relative_weight_change,
-    weight_alignment,
-)
+from richlazy.validate import richness
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -31,13 +24,13 @@ def _g(seed):
 def test_observables_on_the_handcrafted_solution():
     W, a = handcrafted_solution(5, 2.5)
     W, a = W[None], a[None]
-    np.testing.assert_allclose(weight_alignment(W), [[1, 1, -1, -1]])
-    mp, mn = alignment_by_readout_sign(W, a)
+    np.testing.assert_allclose(richness.weight_alignment(W), [[1, 1, -1, -1]])
+    mp, mn = richness.alignment_by_readout_sign(W, a)
     np.testing.assert_allclose([mp[0], mn[0]], [1.0, -1.0])
-    np.testing.assert_allclose(readout_ratio(a), [2.5])
+    np.testing.assert_allclose(richness.readout_ratio(a), [2.5])
     # mixing in a perpendicular component lowers the alignment to the known cosine
     v = np.r_[np.ones(5), np.zeros(5)] + np.r_[np.zeros(5), np.r_[1.0, -1.0, 1.0, -1.0, 0.0]]
-    assert weight_alignment(v[None, None])[0, 0] == pytest.approx(0.0, abs=1e-15)
+    assert richness.weight_alignment(v[None, None])[0, 0] == pytest.approx(0.0, abs=1e-15)
 
 
 def test_alignment_of_top_units_selects_the_largest_readouts():
@@ -48,34 +41,34 @@ def test_alignment_of_top_units_selects_the_largest_readouts():
     anti = np.r_[0.0, 1.0, 0.0, -1.0]
     W = np.stack([par, par] + [orth] * 8 + [anti] * 5)[None]
     a = np.r_[5.0, 4.0, np.ones(8), -np.r_[3.0, 1, 1, 1, 1]][None]
-    tp, tn = alignment_of_top_units(W, a, fraction=0.2)
+    tp, tn = richness.alignment_of_top_units(W, a, fraction=0.2)
     assert tp[0] == pytest.approx(1.0) and tn[0] == pytest.approx(-1.0)
-    tp, _ = alignment_of_top_units(W, a, fraction=1.0)
+    tp, _ = richness.alignment_of_top_units(W, a, fraction=1.0)
     assert tp[0] == pytest.approx(0.2)
     assert W.shape[-1] == 2 * d
     with pytest.raises(ValueError, match="fraction must be a number in"):
-        alignment_of_top_units(W, a, fraction=0.0)
+        richness.alignment_of_top_units(W, a, fraction=0.0)
 
 
 def test_relative_changes_exact_values():
     W0 = torch.ones(2, 3, 4)
     dW = torch.stack([0.1 * torch.ones(3, 4), -0.5 * torch.ones(3, 4)])
     x = torch.ones(2, 5, 4)
-    np.testing.assert_allclose(relative_activation_change(W0, dW, x), [0.1, 0.5])
-    np.testing.assert_allclose(relative_weight_change(W0, dW), [0.1, 0.5])
+    np.testing.assert_allclose(richness.relative_activation_change(W0, dW, x), [0.1, 0.5])
+    np.testing.assert_allclose(richness.relative_weight_change(W0, dW), [0.1, 0.5])
 
 
 def test_observable_validation():
     with pytest.raises(ValueError, match="W must have 3 dimensions"):
-        weight_alignment(np.ones((3, 4)))
+        richness.weight_alignment(np.ones((3, 4)))
     with pytest.raises(ValueError, match="even input dimension"):
-        weight_alignment(np.ones((1, 3, 5)))
+        richness.weight_alignment(np.ones((1, 3, 5)))
     with pytest.raises(ValueError, match="positive and negative readouts"):
-        readout_ratio(np.ones((1, 4)))
+        richness.readout_ratio(np.ones((1, 4)))
     with pytest.raises(ValueError, match="a must have shape"):
-        alignment_by_readout_sign(np.ones((1, 3, 4)), np.ones((1, 2)))
+        richness.alignment_by_readout_sign(np.ones((1, 3, 4)), np.ones((1, 2)))
     with pytest.raises(TypeError, match="W0 must be a torch tensor or numpy array"):
-        relative_weight_change([1.0], np.ones((1, 2, 2)))
+        richness.relative_weight_change([1.0], np.ones((1, 2, 2)))
 
 
 def _lazy_runs(d, gammas, d_eff, steps=60, m=64, L=8, seed=0):
@@ -87,7 +80,7 @@ def _lazy_runs(d, gammas, d_eff, steps=60, m=64, L=8, seed=0):
         it = iter(batches)
         r = train_gamma_mlp(lambda g, it=it: next(it), xt, yt, gam, d_eff=d_eff, width=m,
                             n_steps=steps, eval_every=steps, generator=_g(seed + 2))
-        out.append(relative_activation_change(r.W0, r.dW, xt)[0])
+        out.append(richness.relative_activation_change(r.W0, r.dW, xt)[0])
     return np.array(out)
 
 

@@ -23,6 +23,18 @@ def _observe(post, theta, gen):
     return {"U": A.square().sum((1, 2)) / post.spec.N, "A0": A[:, 0, 0]}
 
 
+def _sample_the_linear_network(linear_exact, **kw):
+    """(exact U, run): the linear network N = N0 = P = 8 at T = 0.5, sigma_a2 = 1/8, sampled at
+    dt = 0.03 by ``sample_posterior(..., **kw)``."""
+    X, Y = _task()
+    N, T, v = 8, 0.5, 1.0 / 8
+    U_ex, _ = linear_exact(X.T @ X / 8, Y[:, 0], N, T, v)
+    spec = NetworkSpec(N0=8, N=N, L=1, m=1, activation="linear")
+    _, run = sample_posterior(spec, X, Y, T=T, sigma_a2=v, dt=0.03, observe=_observe, seed=5, device="cpu",
+                              progress=False, **kw)
+    return U_ex, run
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_torch_thread")
 def test_gibbs_hmc_is_exact_on_the_linear_network(linear_exact):
@@ -30,13 +42,8 @@ def test_gibbs_hmc_is_exact_on_the_linear_network(linear_exact):
     SE (tests/simulate/test_gibbs_readout.py); the adapted Gibbs-HMC chain matches the exact
     U = <|a|^2>/N within 4 batch-means SE, the readout's sign symmetry (mean 0) within 4 SE, and
     its chains mix (split-R-hat <= 1.01)."""
-    X, Y = _task()
-    N, T, v = 8, 0.5, 1.0 / 8
-    U_ex, _ = linear_exact(X.T @ X / 8, Y[:, 0], N, T, v)
-    spec = NetworkSpec(N0=8, N=N, L=1, m=1, activation="linear")
-    post, run = sample_posterior(spec, X, Y, T=T, sigma_a2=v, dt=0.03, n_chains=32, n_steps=1500,
-                                 burn_in=300, thin=2, observe=_observe, seed=5, device="cpu",
-                                 progress=False, sampler="gibbs-hmc", n_leapfrog=5)
+    U_ex, run = _sample_the_linear_network(linear_exact, n_chains=32, n_steps=1500, burn_in=300, thin=2,
+                                           sampler="gibbs-hmc", n_leapfrog=5)
     U = run.samples["U"].double().numpy()
     m, se = batch_means(U)
     assert abs(m - U_ex) < 4 * se, f"exact {U_ex:.5f}, Gibbs-HMC {m:.5f} +- {se:.5f}"
@@ -51,13 +58,8 @@ def test_gibbs_hmc_is_exact_on_the_linear_network(linear_exact):
 def test_gibbs_exact_matches_the_exact_linear_posterior(linear_exact):
     """The sweep with every block exact (and rescaling moves): U within 4 SE of the quadrature,
     mixed chains; the run records the sampler and the scale moves in its config."""
-    X, Y = _task()
-    N, T, v = 8, 0.5, 1.0 / 8
-    U_ex, _ = linear_exact(X.T @ X / 8, Y[:, 0], N, T, v)
-    spec = NetworkSpec(N0=8, N=N, L=1, m=1, activation="linear")
-    post, run = sample_posterior(spec, X, Y, T=T, sigma_a2=v, dt=0.03, n_chains=16, n_steps=800,
-                                 burn_in=100, thin=1, observe=_observe, seed=5, device="cpu",
-                                 progress=False, sampler="gibbs-exact")
+    U_ex, run = _sample_the_linear_network(linear_exact, n_chains=16, n_steps=800, burn_in=100, thin=1,
+                                           sampler="gibbs-exact")
     U = run.samples["U"].double().numpy()
     m, se = batch_means(U)
     assert abs(m - U_ex) < 4 * se, f"exact {U_ex:.5f}, exact sweep {m:.5f} +- {se:.5f}"

@@ -189,6 +189,32 @@ def _claim_out(out, stack: contextlib.ExitStack, shard: tuple[int, int] | None =
                         else shard_lock(out, *shard, name="--out"))
 
 
+def _run_command(run):
+    """(run(), None), or (None, exit code) when it stops: a ValueError is its one error line (exit
+    2), an interrupt the resume hint (exit INTERRUPTED): what is on disk is kept (reports and
+    checkpoints are written atomically) and the same command resumes."""
+    try:
+        return run(), None
+    except ValueError as exc:
+        return None, _fail(str(exc))
+    except KeyboardInterrupt:
+        print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
+        return None, INTERRUPTED
+
+
+def _run_on_executor(args, scheduler, out, run, shard: tuple[int, int] | None = None):
+    """:func:`_run_command` of ``run(executor, workers)`` on the executor of the options (a
+    --scheduler connected for the run) with ``out`` (or its ``shard``) claimed for the run."""
+
+    def go():
+        with contextlib.ExitStack() as stack:
+            executor, workers = _executor(args, scheduler, stack)
+            _claim_out(out, stack, shard)
+            return run(executor, workers)
+
+    return _run_command(go)
+
+
 def _check_out_file(out) -> None:
     """--out must be (or be creatable as) a file in a writable folder; checked without creating
     anything."""

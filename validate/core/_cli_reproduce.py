@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import _THREADS, INTERRUPTED, RESUME_HINT, _check_out, _fail, _seed
+from ._cli_common import _THREADS, _check_out, _fail, _run_command, _seed
 
 
 def add_parser(sub) -> None:
@@ -71,14 +71,11 @@ def _cmd_reproduce(args) -> int:
         if not args.quiet:
             print(f"[richlazy] {spec.name} ...", file=sys.stderr, flush=True)
 
-    try:
-        rep = _run.reproduce(entry.key, size=args.size, device=args.device, out=out, seed=args.seed,
-                             threads=args.threads, progress=not args.quiet, on_case_start=start)
-    except ValueError as exc:
-        return _fail(str(exc))
-    except KeyboardInterrupt:
-        print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
-        return INTERRUPTED
+    rep, rc = _run_command(
+        lambda: _run.reproduce(entry.key, size=args.size, device=args.device, out=out, seed=args.seed,
+                               threads=args.threads, progress=not args.quiet, on_case_start=start))
+    if rc is not None:
+        return rc
     verdicts = ", ".join(f"{n} {r.verdict}" for n, r in rep.results.items())
     print(f"{entry.key} ({entry.what}) at {args.size} size: {verdicts}")
     for path, case, fig in rep.figures:

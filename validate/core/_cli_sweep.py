@@ -8,20 +8,16 @@ parameters, and the handler ``_cmd_sweep``, which checks every argument (and rea
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 
 from ._cli_common import (
     _THREADS,
-    INTERRUPTED,
-    RESUME_HINT,
     _check_out,
     _check_scheduler,
-    _claim_out,
-    _executor,
     _executor_options,
     _fail,
     _int_at_least,
+    _run_on_executor,
     _seed,
 )
 
@@ -144,19 +140,15 @@ def _cmd_sweep(args) -> int:
         print(f"{mark} [{total[0]}] {cfg} replicate={row['replicate']} ({row['wall_s']:.1f} s)"
               f"{tail}", file=sys.stderr, flush=True)
 
-    try:
-        with contextlib.ExitStack() as stack:
-            executor, workers = _executor(args, scheduler, stack)
-            _claim_out(out, stack, args.shard)
-            res = sweep(spec.name, grid, seeds=args.seeds, out=out, executor=executor,
-                        workers=workers, device=args.device, seed=args.seed,
-                        threads=args.threads, figures=not args.no_figures, on_point_end=end,
-                        shard=args.shard)
-    except ValueError as exc:
-        return _fail(str(exc))
-    except KeyboardInterrupt:
-        print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
-        return INTERRUPTED
+    res, rc = _run_on_executor(
+        args, scheduler, out,
+        lambda executor, workers: sweep(spec.name, grid, seeds=args.seeds, out=out, executor=executor,
+                                        workers=workers, device=args.device, seed=args.seed,
+                                        threads=args.threads, figures=not args.no_figures,
+                                        on_point_end=end, shard=args.shard),
+        shard=args.shard)
+    if rc is not None:
+        return rc
     n = len(res.rows)
     if args.shard is not None:
         print(f"shard {args.shard[0]}/{args.shard[1]}: {n - res.n_failed} of {n} tasks ok "

@@ -7,22 +7,18 @@ the handler that needs them, so ``richlazy --help`` and the other commands stay 
 
 from __future__ import annotations
 
-import contextlib
 import platform
 import sys
 
 from ... import __version__
 from ._cli_common import (
     _THREADS,
-    INTERRUPTED,
-    RESUME_HINT,
     _check_out,
     _check_scheduler,
-    _claim_out,
-    _executor,
     _executor_options,
     _fail,
     _positive_float,
+    _run_on_executor,
     _seed,
 )
 
@@ -93,21 +89,16 @@ def _cmd_validate(args) -> int:
         if res.error:
             print(res.error.rstrip().splitlines()[-1], flush=True)
 
-    try:
-        with contextlib.ExitStack() as stack:
-            executor, workers = _executor(args, scheduler, stack)
-            _claim_out(args.out, stack)
-            report = run_suite(args.suite, only=args.only, device=args.device, out_dir=args.out,
-                               seed=args.seed, progress=not args.quiet, on_case_start=start,
-                               on_case_end=end, threads=args.threads, executor=executor,
-                               workers=workers)
-    except ValueError as exc:
-        return _fail(str(exc))
-    except KeyboardInterrupt:
-        # the report on disk holds every finished case (it is rewritten atomically after each)
-        # and the running case's checkpoints are written atomically too
-        print(f"richlazy: {RESUME_HINT}", file=sys.stderr, flush=True)
-        return INTERRUPTED
+    # interrupted, the report on disk holds every finished case (it is rewritten atomically after
+    # each) and the running case's checkpoints are written atomically too
+    report, rc = _run_on_executor(
+        args, scheduler, args.out,
+        lambda executor, workers: run_suite(args.suite, only=args.only, device=args.device,
+                                            out_dir=args.out, seed=args.seed, progress=not args.quiet,
+                                            on_case_start=start, on_case_end=end, threads=args.threads,
+                                            executor=executor, workers=workers))
+    if rc is not None:
+        return rc
     n = len(report.cases)
     counts = ", ".join(f"{sum(c.verdict == v for c in report.cases)} {v}" for v in VERDICTS
                        if any(c.verdict == v for c in report.cases))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core._registry import SeedStreams, check_stream, import_modules
-from ._store import RESERVED_COLUMNS
+from ._store import RESERVED_COLUMNS, check_column_name
 
 __all__ = ["Param", "SweepContext", "SweepSpec", "register_sweep", "get_sweep", "all_sweeps",
            "check_grid", "config_json", "grid_points"]
@@ -192,11 +192,7 @@ def check_grid(grid, params: Mapping[str, Param] | None) -> dict[str, list]:
         raise TypeError(f"grid must be a mapping key -> list of values, got {type(grid).__name__}")
     out = {}
     for key, values in grid.items():
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"grid keys must be non-empty strings, got {key!r}")
-        if key in RESERVED_COLUMNS:  # it would overwrite the table's own column
-            raise ValueError(f"grid key {key!r} is reserved for the table's own column of that "
-                             f"name (reserved: {sorted(RESERVED_COLUMNS)}); rename it")
+        check_column_name(key, "grid key", "grid keys")
         if params is not None and key not in params:
             raise ValueError(f"unknown grid key {key!r}; this experiment takes: "
                              f"{', '.join(params) or '(none)'}")

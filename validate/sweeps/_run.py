@@ -26,7 +26,7 @@ from ._registry import (
     get_sweep,
     grid_points,
 )
-from ._store import RESERVED_COLUMNS, point_key, read_point, table_columns, write_point, write_table
+from ._store import check_column_name, point_key, read_point, table_columns, write_point, write_table
 
 __all__ = ["SweepResult", "SweepTask", "sweep", "run_task", "check_seed", "check_shard",
            "shard_tasks", "MAX_SEED"]
@@ -66,11 +66,7 @@ def _check_metrics(metrics) -> dict:
                         f"{type(metrics).__name__}")
     out = {}
     for k, v in metrics.items():
-        if not isinstance(k, str) or not k:
-            raise TypeError(f"metric names must be non-empty strings, got {k!r}")
-        if k in RESERVED_COLUMNS:  # it would overwrite the table's own column
-            raise ValueError(f"metric {k!r} is reserved for the table's own column of that name "
-                             f"(reserved: {sorted(RESERVED_COLUMNS)}); rename it")
+        check_column_name(k, "metric", "metric names")
         if hasattr(v, "item") and getattr(v, "ndim", 0) == 0:
             v = v.item()
         if isinstance(v, bool):

@@ -25,11 +25,22 @@ import math
 import pathlib
 
 __all__ = ["point_key", "read_point", "write_point", "write_table", "table_columns",
-           "read_table_csv", "FIXED_COLUMNS", "RESERVED_COLUMNS"]
+           "read_table_csv", "check_column_name", "FIXED_COLUMNS", "RESERVED_COLUMNS"]
 
 FIXED_COLUMNS = ("experiment", "point", "replicate", "seed", "key")
 TAIL_COLUMNS = ("status", "wall_s", "device", "worker", "error")
 RESERVED_COLUMNS = frozenset(FIXED_COLUMNS + TAIL_COLUMNS)  # no metric or parameter may use these
+
+
+def check_column_name(name, what: str, plural: str) -> None:
+    """``name`` of a column of the table (``what``: "metric", "grid key"; ``plural`` for the
+    message: "metric names"): TypeError unless it is a non-empty string, ValueError when it is
+    reserved (it would overwrite the table's own column of that name)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{plural} must be non-empty strings, got {name!r}")
+    if name in RESERVED_COLUMNS:
+        raise ValueError(f"{what} {name!r} is reserved for the table's own column of that name "
+                         f"(reserved: {sorted(RESERVED_COLUMNS)}); rename it")
 
 
 def point_key(experiment: str, config_text: str, replicate: int, seed: int) -> str:

@@ -27,20 +27,14 @@ from richlazy.theory import (
     sweep_y_minus,
     toy_class_targets,
 )
-
-RHO = np.array([0.5, 0.25, 0.25])
+from theory_helpers import RHO, class_correlated_inputs
 
 
 @pytest.fixture(scope="module")
 def problem():
     """Class-correlated inputs (columns of X), one-hot targets y+ = 1, y- = -1/2, test inputs."""
-    rng = np.random.default_rng(5)
-    P, N0, Q = 12, 40, 5
-    lab = np.arange(P) % 3
-    means = rng.standard_normal((3, N0))
-    X = (means[lab] + 0.8 * rng.standard_normal((P, N0))).T
-    labs = np.arange(Q) % 3
-    Xs = (means[labs] + 0.8 * rng.standard_normal((Q, N0))).T
+    N0 = 40
+    X, lab, Xs, labs = class_correlated_inputs(12, N0, Q=5)
     Yc = toy_class_targets(3, y_minus=-0.5)
     return dict(K0=input_kernel(X), k0=input_kernel(X, Xs), kd=np.sum(Xs * Xs, axis=0) / N0,
                 Kss=input_kernel(Xs), Y=Yc[lab], Ys=Yc[labs])

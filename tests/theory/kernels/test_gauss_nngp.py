@@ -17,26 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from richlazy.theory.kernels._gauss import (
-    ACTIVATIONS,
-    gauss_hermite_nodes,
-    gaussian_expectation,
-    gaussian_pair_expectation,
-    phi,
-    phi_prime,
-)
-from richlazy.theory.kernels._nngp import (
-    deep_nngp_cross_kernel,
-    deep_nngp_kernel,
-    derivative_expectation,
-    mean_activation,
-    nngp_cross_kernel,
-    nngp_expectation,
-    nngp_kernel,
-    relu_ntk,
-    relu_ntk_unit_sphere,
-    two_layer_ntk,
-)
+from richlazy.theory.kernels import _gauss, _nngp
 
 SMOOTH = ("linear", "sigmoid_erf", "erf")
 
@@ -143,12 +124,12 @@ COVS = [
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("act", _gauss.ACTIVATIONS)
 @pytest.mark.parametrize("cov", COVS[:2] + COVS[3:], ids=["generic", "rho.999", "rho-1"])
 def test_nngp_expectation_vs_mpmath(act, cov):
     f = _mp_phi(act)
     ref = float(mp_pair(f, f, *cov, kinked=act == "relu"))
-    got = nngp_expectation(*cov, act)
+    got = _nngp.nngp_expectation(*cov, act)
     # a handful of float64 operations; arcsin/arccos conditioning is mild at these points
     assert abs(got - ref) <= 1e-13 * max(1.0, abs(ref))
 
@@ -158,7 +139,7 @@ def test_relu_nngp_near_antidegenerate_vs_mpmath():
     cov = COVS[2]
     ref = float(mp_pair(f, f, *cov, kinked=True))
     # E ~ (π − θ)³ tiny here; compare absolutely at the float64 level of the inputs
-    assert abs(nngp_expectation(*cov, "relu") - ref) <= 1e-15
+    assert abs(_nngp.nngp_expectation(*cov, "relu") - ref) <= 1e-15
     assert ref > 0
 
 
@@ -170,11 +151,11 @@ def test_derivative_expectation_vs_mpmath(act):
     covs = {"relu": COVS[:3], "erf": [COVS[0]], "sigmoid_erf": [COVS[1]]}[act]
     for cov in covs:
         ref = float(mp_pair(fp, fp, *cov, kinked=act == "relu"))
-        got = derivative_expectation(*cov, act)
+        got = _nngp.derivative_expectation(*cov, act)
         assert abs(got - ref) <= 1e-12 * max(1.0, abs(ref))
 
 
-@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("act", _gauss.ACTIVATIONS)
 def test_mean_activation_vs_mpmath(act):
     f = _mp_phi(act)
     for m, v in [(0.0, 1.0), (0.7, 0.3), (-1.2, 2.5), (2.0, 0.0), (-0.4, 0.0), (-3.0, 0.5)]:
@@ -182,17 +163,17 @@ def test_mean_activation_vs_mpmath(act):
             ref = float(f(mp.mpf(m)))
         else:
             ref = float(mp_mean(f, m, v, kinked=act == "relu"))
-        assert abs(mean_activation(m, v, act) - ref) <= 1e-13 * max(1.0, abs(ref))
+        assert abs(_nngp.mean_activation(m, v, act) - ref) <= 1e-13 * max(1.0, abs(ref))
 
 
 def test_zero_variance_nngp():
     """u = 0 a.s.: E[φ(u)φ(v)] = φ(0) E[φ(v)] (mpmath 1-D reference for E[φ(v)])."""
-    for act in ACTIVATIONS:
+    for act in _gauss.ACTIVATIONS:
         f = _mp_phi(act)
         ev = float(mp_mean(f, 0.0, 1.5, kinked=act == "relu"))
         expected = float(f(mp.mpf(0))) * ev
-        assert abs(nngp_expectation(0.0, 0.0, 1.5, act) - expected) <= 1e-15
-        assert abs(nngp_expectation(1.5, 0.0, 0.0, act) - expected) <= 1e-15
+        assert abs(_nngp.nngp_expectation(0.0, 0.0, 1.5, act) - expected) <= 1e-15
+        assert abs(_nngp.nngp_expectation(1.5, 0.0, 0.0, act) - expected) <= 1e-15
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,16 +181,16 @@ def test_zero_variance_nngp():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("act", _gauss.ACTIVATIONS)
 def test_price_theorem(act):
     c11, c22 = 1.3, 0.8
     c12 = np.array([-0.7, -0.2, 0.0, 0.4, 0.9])
     h = 1e-5
-    fd = (nngp_expectation(c11, c12 + h, c22, act) - nngp_expectation(c11, c12 - h, c22, act)) / (
+    fd = (_nngp.nngp_expectation(c11, c12 + h, c22, act) - _nngp.nngp_expectation(c11, c12 - h, c22, act)) / (
         2 * h
     )
     # central difference: truncation O(h²)·|E'''| + rounding 1e-16/h, both < 1e-8 here
-    np.testing.assert_allclose(fd, derivative_expectation(c11, c12, c22, act), atol=1e-8)
+    np.testing.assert_allclose(fd, _nngp.derivative_expectation(c11, c12, c22, act), atol=1e-8)
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,8 +199,8 @@ def test_price_theorem(act):
 
 
 def test_gauss_hermite_nodes_moments():
-    x, w = gauss_hermite_nodes(10)
-    assert gauss_hermite_nodes(10)[0] is x  # cached
+    x, w = _gauss.gauss_hermite_nodes(10)
+    assert _gauss.gauss_hermite_nodes(10)[0] is x  # cached
     assert not x.flags.writeable and not w.flags.writeable
     for k in range(10):  # exact up to degree 2n − 1 = 19
         exact = 0.0 if k % 2 else float(math.prod(range(1, k, 2)))  # (k − 1)!!
@@ -232,35 +213,35 @@ def test_gauss_hermite_nodes_moments():
 def test_gaussian_expectation_vs_closed_form(act):
     m = np.array([[-1.0], [0.0], [0.5]])
     v = np.array([0.0, 0.4, 1.7])
-    gh = gaussian_expectation(act, m, v)
+    gh = _gauss.gaussian_expectation(act, m, v)
     assert gh.shape == (3, 3)
-    np.testing.assert_allclose(gh, mean_activation(m, v, act), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(gh, _nngp.mean_activation(m, v, act), rtol=0, atol=1e-13)
     # a callable takes the same path; results must agree with the named one
-    f = lambda z: phi(z, act)  # noqa: E731
-    np.testing.assert_allclose(gaussian_expectation(f, m, v), gh, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(mean_activation(m, v, f), gh, rtol=0, atol=1e-15)
+    f = lambda z: _gauss.phi(z, act)  # noqa: E731
+    np.testing.assert_allclose(_gauss.gaussian_expectation(f, m, v), gh, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(_nngp.mean_activation(m, v, f), gh, rtol=0, atol=1e-15)
 
 
-@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("act", _gauss.ACTIVATIONS)
 def test_pair_closed_vs_quadrature_vs_monte_carlo(act):
     rng = np.random.default_rng(12345)
     n = 400_000
     for c11, c12, c22 in COVS[:3]:
-        cf = nngp_expectation(c11, c12, c22, act)
-        gh = gaussian_pair_expectation(act, act, c11, c12, c22, n_nodes=96)
+        cf = _nngp.nngp_expectation(c11, c12, c22, act)
+        gh = _gauss.gaussian_pair_expectation(act, act, c11, c12, c22, n_nodes=96)
         assert abs(gh - cf) <= 1e-10 * max(1.0, abs(cf))
         if act != "relu":  # pure 2-D tensor rule on callables (kink-free integrands only)
-            f = lambda z, a=act: phi(z, a)  # noqa: E731
-            gh2 = nngp_expectation(c11, c12, c22, f, n_nodes=64)
+            f = lambda z, a=act: _gauss.phi(z, a)  # noqa: E731
+            gh2 = _nngp.nngp_expectation(c11, c12, c22, f, n_nodes=64)
             assert abs(gh2 - cf) <= 1e-10 * max(1.0, abs(cf))
         cov = np.array([[c11, c12], [c12, c22]])
         uv = rng.multivariate_normal(np.zeros(2), cov, size=n, method="eigh")
-        t = phi(uv[:, 0], act) * phi(uv[:, 1], act)
+        t = _gauss.phi(uv[:, 0], act) * _gauss.phi(uv[:, 1], act)
         se = t.std(ddof=1) / np.sqrt(n)
         assert abs(t.mean() - cf) <= 5 * se + 1e-15
-        td = phi_prime(uv[:, 0], act) * phi_prime(uv[:, 1], act)
+        td = _gauss.phi_prime(uv[:, 0], act) * _gauss.phi_prime(uv[:, 1], act)
         sed = td.std(ddof=1) / np.sqrt(n)
-        assert abs(td.mean() - derivative_expectation(c11, c12, c22, act)) <= 5 * sed + 1e-15
+        assert abs(td.mean() - _nngp.derivative_expectation(c11, c12, c22, act)) <= 5 * sed + 1e-15
 
 
 @pytest.mark.parametrize(
@@ -271,10 +252,10 @@ def test_pair_with_means_vs_mpmath(f, g):
     c11, c12, c22, m1, m2 = 0.9, 0.5, 1.4, 0.6, -0.8
     kinked = "relu" in (f, g)
     ref = float(mp_pair(_mp_phi(f), _mp_phi(g), c11, c12, c22, m1, m2, kinked=kinked))
-    got = gaussian_pair_expectation(f, g, c11, c12, c22, m1=m1, m2=m2, n_nodes=96)
+    got = _gauss.gaussian_pair_expectation(f, g, c11, c12, c22, m1=m1, m2=m2, n_nodes=96)
     assert abs(got - ref) <= 1e-11 * max(1.0, abs(ref))
     # swapping the roles of (f, c11, m1) and (g, c22, m2) gives the same number
-    swapped = gaussian_pair_expectation(g, f, c22, c12, c11, m1=m2, m2=m1, n_nodes=96)
+    swapped = _gauss.gaussian_pair_expectation(g, f, c22, c12, c11, m1=m2, m2=m1, n_nodes=96)
     assert abs(swapped - ref) <= 1e-11 * max(1.0, abs(ref))
 
 
@@ -283,25 +264,25 @@ def test_pair_with_means_callables_vs_monte_carlo_and_builtin():
     c11, c12, c22 = np.array([0.5, 1.0]), np.array([0.2, -0.9]), np.array([1.0, 1.0])
     m1, m2 = np.array([0.3, -0.5]), np.array([1.0, 0.1])
     sq = lambda z: z * z  # noqa: E731  (callable, exercises the 2-D tensor rule)
-    got = gaussian_pair_expectation("sigmoid_erf", sq, c11, c12, c22, m1=m1, m2=m2)
-    both_callable = gaussian_pair_expectation(
-        lambda z: phi(z, "sigmoid_erf"), sq, c11, c12, c22, m1=m1, m2=m2
+    got = _gauss.gaussian_pair_expectation("sigmoid_erf", sq, c11, c12, c22, m1=m1, m2=m2)
+    both_callable = _gauss.gaussian_pair_expectation(
+        lambda z: _gauss.phi(z, "sigmoid_erf"), sq, c11, c12, c22, m1=m1, m2=m2
     )
     np.testing.assert_allclose(got, both_callable, rtol=1e-12)
     n = 400_000
     for k in range(2):
         cov = np.array([[c11[k], c12[k]], [c12[k], c22[k]]])
         uv = rng.multivariate_normal([m1[k], m2[k]], cov, size=n, method="eigh")
-        t = phi(uv[:, 0], "sigmoid_erf") * uv[:, 1] ** 2
+        t = _gauss.phi(uv[:, 0], "sigmoid_erf") * uv[:, 1] ** 2
         assert abs(t.mean() - got[k]) <= 5 * t.std(ddof=1) / np.sqrt(n)
 
 
 def test_pair_degenerate_and_zero_variance():
     # c12 = +sqrt(c11 c22): v = sqrt(c22/c11) u exactly
-    for act in ACTIVATIONS:
-        got = gaussian_pair_expectation(act, act, 1.0, 2.0, 4.0, n_nodes=96)
-        ref = gaussian_pair_expectation(
-            lambda z, a=act: phi(z, a) * phi(2.0 * z, a),
+    for act in _gauss.ACTIVATIONS:
+        got = _gauss.gaussian_pair_expectation(act, act, 1.0, 2.0, 4.0, n_nodes=96)
+        ref = _gauss.gaussian_pair_expectation(
+            lambda z, a=act: _gauss.phi(z, a) * _gauss.phi(2.0 * z, a),
             "linear",
             1.0,
             0.0,
@@ -311,8 +292,8 @@ def test_pair_degenerate_and_zero_variance():
         )
         assert abs(got - ref) <= 1e-12 * max(1.0, abs(ref))
         # zero variances: E = f(m1) g(m2)
-        z = gaussian_pair_expectation(act, act, 0.0, 0.0, 0.0, m1=0.4, m2=-0.3)
-        assert z == pytest.approx(phi(0.4, act) * phi(-0.3, act), abs=1e-15)
+        z = _gauss.gaussian_pair_expectation(act, act, 0.0, 0.0, 0.0, m1=0.4, m2=-0.3)
+        assert z == pytest.approx(_gauss.phi(0.4, act) * _gauss.phi(-0.3, act), abs=1e-15)
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,15 +311,15 @@ def test_broadcasting_matches_loop():
     c11 = rng.uniform(0.1, 2.0, size=(3, 1))
     c22 = rng.uniform(0.1, 2.0, size=(1, 4))
     c12 = np.sqrt(c11 * c22) * rng.uniform(-1, 1, size=(3, 4))
-    for act in ACTIVATIONS:
-        out = nngp_expectation(c11, c12, c22, act)
+    for act in _gauss.ACTIVATIONS:
+        out = _nngp.nngp_expectation(c11, c12, c22, act)
         assert out.shape == (3, 4)
-        loop = [[nngp_expectation(c11[i, 0], c12[i, j], c22[0, j], act) for j in range(4)]
+        loop = [[_nngp.nngp_expectation(c11[i, 0], c12[i, j], c22[0, j], act) for j in range(4)]
                 for i in range(3)]
         np.testing.assert_array_equal(out, np.array(loop))
-        assert np.ndim(nngp_expectation(1.0, 0.5, 1.0, act)) == 0
-        assert derivative_expectation(c11, c12, c22, act).shape == (3, 4)
-        assert gaussian_pair_expectation(act, act, c11, c12, c22, m1=np.zeros(4)).shape == (3, 4)
+        assert np.ndim(_nngp.nngp_expectation(1.0, 0.5, 1.0, act)) == 0
+        assert _nngp.derivative_expectation(c11, c12, c22, act).shape == (3, 4)
+        assert _gauss.gaussian_pair_expectation(act, act, c11, c12, c22, m1=np.zeros(4)).shape == (3, 4)
 
 
 @settings(max_examples=30, deadline=None)
@@ -347,13 +328,13 @@ def test_broadcasting_matches_loop():
     n=st.integers(1, 6),
     scale=st.floats(1e-3, 1e2),
     seed=st.integers(0, 2**31 - 1),
-    act=st.sampled_from(ACTIVATIONS),
+    act=st.sampled_from(_gauss.ACTIVATIONS),
     sw=st.floats(0.1, 3.0),
 )
 def test_nngp_kernel_symmetric_psd(p, n, scale, seed, act, sw):
     K = scale * _random_psd(np.random.default_rng(seed), p, n)
     K = 0.5 * (K + K.T)
-    out = nngp_kernel(K, act, sigma_w2=sw)
+    out = _nngp.nngp_kernel(K, act, sigma_w2=sw)
     assert out.shape == (p, p)
     np.testing.assert_array_equal(out, out.T)
     lam = np.linalg.eigvalsh(out)
@@ -367,12 +348,12 @@ def test_nngp_kernel_matches_elementwise_and_cross():
     X = rng.normal(size=(9, 20))
     K = X @ X.T / 20
     d = np.diag(K)
-    for act in ACTIVATIONS:
-        full = nngp_kernel(K, act, sigma_w2=1.7)
+    for act in _gauss.ACTIVATIONS:
+        full = _nngp.nngp_kernel(K, act, sigma_w2=1.7)
         np.testing.assert_allclose(
-            full, nngp_expectation(1.7 * d[:, None], 1.7 * K, 1.7 * d[None, :], act), rtol=1e-15
+            full, _nngp.nngp_expectation(1.7 * d[:, None], 1.7 * K, 1.7 * d[None, :], act), rtol=1e-15
         )
-        cross = nngp_cross_kernel(d[:5], K[:5, 5:], d[5:], act, sigma_w2=1.7)
+        cross = _nngp.nngp_cross_kernel(d[:5], K[:5, 5:], d[5:], act, sigma_w2=1.7)
         np.testing.assert_array_equal(cross, full[:5, 5:])
 
 
@@ -382,19 +363,19 @@ def test_deep_kernels_compose_and_cross_consistent():
     K0 = X @ X.T / 30
     d = np.diag(K0)
     sig = [1.5, 0.8, 2.0]
-    for act in ACTIVATIONS:
-        layers = deep_nngp_kernel(K0, act, 3, sigma_w2=sig)
+    for act in _gauss.ACTIVATIONS:
+        layers = _nngp.deep_nngp_kernel(K0, act, 3, sigma_w2=sig)
         assert len(layers) == 3
         K = K0
         for s, Kl in zip(sig, layers, strict=True):
-            K = nngp_kernel(K, act, sigma_w2=s)
+            K = _nngp.nngp_kernel(K, act, sigma_w2=s)
             np.testing.assert_array_equal(Kl, K)
-        cross = deep_nngp_cross_kernel(d[:3], K0[:3, 3:], d[3:], act, 3, sigma_w2=sig)
+        cross = _nngp.deep_nngp_cross_kernel(d[:3], K0[:3, 3:], d[3:], act, 3, sigma_w2=sig)
         for (da, Kab, db), Kl in zip(cross, layers, strict=True):
             np.testing.assert_allclose(Kab, Kl[:3, 3:], rtol=1e-14, atol=1e-15)
             np.testing.assert_allclose(da, np.diag(Kl)[:3], rtol=1e-14)
             np.testing.assert_allclose(db, np.diag(Kl)[3:], rtol=1e-14)
-    lin = deep_nngp_kernel(K0, "linear", 3, sigma_w2=sig)[-1]
+    lin = _nngp.deep_nngp_kernel(K0, "linear", 3, sigma_w2=sig)[-1]
     np.testing.assert_allclose(lin, np.prod(sig) * K0, rtol=1e-14)
 
 
@@ -404,7 +385,7 @@ def test_deep_relu_kernel_vs_monte_carlo_network():
     d, N, reps = 10, 1000, 30
     X = rng.normal(size=(3, d))
     K0 = X @ X.T / d
-    K2 = deep_nngp_kernel(K0, "relu", 2, sigma_w2=2.0)[-1]
+    K2 = _nngp.deep_nngp_kernel(K0, "relu", 2, sigma_w2=2.0)[-1]
     ests = []
     for _ in range(reps):
         W1 = rng.normal(scale=np.sqrt(2.0), size=(N, d))
@@ -421,7 +402,7 @@ def test_deep_relu_kernel_vs_monte_carlo_network():
 def test_callable_activation_kernel():
     rng = np.random.default_rng(5)
     K = _random_psd(rng, 6, 10)
-    out = nngp_kernel(K, np.tanh)
+    out = _nngp.nngp_kernel(K, np.tanh)
     np.testing.assert_array_equal(out, out.T)
     # tanh via the GH fallback vs Monte Carlo on one entry
     n = 400_000
@@ -432,9 +413,9 @@ def test_callable_activation_kernel():
     # for erf grows with the variance (measured: 2e-8 at variance 2 and 64 nodes, < 1e-14 at
     # 128 nodes), so use 128 nodes here where the diagonal is <= 2
     K = K / max(1.0, np.max(np.diag(K)) / 2.0)
-    f = lambda z: phi(z, "erf")  # noqa: E731
+    f = lambda z: _gauss.phi(z, "erf")  # noqa: E731
     np.testing.assert_allclose(
-        nngp_kernel(K, f, n_nodes=128), nngp_kernel(K, "erf"), rtol=0, atol=1e-13
+        _nngp.nngp_kernel(K, f, n_nodes=128), _nngp.nngp_kernel(K, "erf"), rtol=0, atol=1e-13
     )
 
 
@@ -447,14 +428,14 @@ def _net_grads(a, W, x, act):
     """Gradients of f(x) = (1/√N) Σ a_i φ(w_i·x/√d) wrt a (N,) and W (N, d)."""
     N, d = W.shape
     u = W @ x / np.sqrt(d)
-    ga = phi(u, act) / np.sqrt(N)
-    gW = (a * phi_prime(u, act))[:, None] * x[None, :] / np.sqrt(N * d)
+    ga = _gauss.phi(u, act) / np.sqrt(N)
+    gW = (a * _gauss.phi_prime(u, act))[:, None] * x[None, :] / np.sqrt(N * d)
     return ga, gW
 
 
 def _net(a, W, x, act):
     N, d = W.shape
-    return float(a @ phi(W @ x / np.sqrt(d), act) / np.sqrt(N))
+    return float(a @ _gauss.phi(W @ x / np.sqrt(d), act) / np.sqrt(N))
 
 
 def test_network_gradients_vs_finite_differences():
@@ -462,7 +443,7 @@ def test_network_gradients_vs_finite_differences():
     N, d = 7, 5
     a, W, x = rng.normal(size=N), rng.normal(size=(N, d)), rng.normal(size=d)
     h = 1e-6
-    for act in ACTIVATIONS:
+    for act in _gauss.ACTIVATIONS:
         ga, gW = _net_grads(a, W, x, act)
         for i in range(N):
             e = np.zeros(N)
@@ -495,33 +476,33 @@ def test_two_layer_ntk_vs_empirical(act):
         per_unit = N * (ga * ha + np.sum(gW * hW, axis=1))
         emp, se = per_unit.mean(), per_unit.std(ddof=1) / np.sqrt(N)
         assert emp == pytest.approx(float(ga @ ha + np.sum(gW * hW)), rel=1e-12)
-        theory = two_layer_ntk(x @ x / d, x @ y / d, y @ y / d, act, sigma_w2=sw, sigma_a2=sa)
+        theory = _nngp.two_layer_ntk(x @ x / d, x @ y / d, y @ y / d, act, sigma_w2=sw, sigma_a2=sa)
         assert abs(emp - theory) <= 5 * se + 1e-15, (act, i, j, emp, theory, se)
 
 
 def test_relu_ntk_unit_sphere_relation():
     rho = np.linspace(-1.0, 1.0, 101)
-    K = relu_ntk_unit_sphere(rho)
+    K = _nngp.relu_ntk_unit_sphere(rho)
     # same formula, different operation order: a few ulps of the O(1) terms, which partly
     # cancel for ρ < 0 (K is negative there, min ≈ −0.068)
-    np.testing.assert_allclose(relu_ntk(1.0, rho, 1.0), K, rtol=1e-15, atol=5e-16)
+    np.testing.assert_allclose(_nngp.relu_ntk(1.0, rho, 1.0), K, rtol=1e-15, atol=5e-16)
     # positive homogeneity: Θ = s √(c11 c22) K(ρ) when σ_w² = σ_a² = s
     # (√(c11 c22) = 0.75 exactly, so c12 = ±0.75 stays exactly degenerate at ρ = ±1, where
     # the arc-cosine is infinitely sensitive to a rounding of c12)
     c11, c22, s = 2.25, 0.25, 1.7
     np.testing.assert_allclose(
-        relu_ntk(c11, rho * np.sqrt(c11 * c22), c22, sigma_w2=s, sigma_a2=s),
+        _nngp.relu_ntk(c11, rho * np.sqrt(c11 * c22), c22, sigma_w2=s, sigma_a2=s),
         s * np.sqrt(c11 * c22) * K,
         rtol=1e-14,
         atol=1e-16,
     )
     # K(−1) = 0, K(0) = 1/(2π), K(1) = 1 (the formula of seed 003 App. D at its end points)
     np.testing.assert_allclose(
-        relu_ntk_unit_sphere([-1.0, 0.0, 1.0]), [0.0, 1 / (2 * np.pi), 1.0], atol=1e-16
+        _nngp.relu_ntk_unit_sphere([-1.0, 0.0, 1.0]), [0.0, 1 / (2 * np.pi), 1.0], atol=1e-16
     )
     # readout part alone is the NNGP arc-cosine kernel
     np.testing.assert_allclose(
-        relu_ntk(1.0, rho, 1.0, sigma_a2=0.0), nngp_expectation(1.0, rho, 1.0, "relu"), atol=0
+        _nngp.relu_ntk(1.0, rho, 1.0, sigma_a2=0.0), _nngp.nngp_expectation(1.0, rho, 1.0, "relu"), atol=0
     )
 
 
@@ -530,7 +511,7 @@ def test_ntk_unit_sphere_vs_mpmath():
     f, fp = _mp_phi("relu"), _mp_phi_prime("relu")
     for r in (-0.6, 0.25, 0.95):
         ref = mp_pair(f, f, 1.0, r, 1.0, kinked=True) + r * mp_pair(fp, fp, 1.0, r, 1.0, kinked=True)
-        assert abs(relu_ntk_unit_sphere(r) - float(ref)) <= 1e-14
+        assert abs(_nngp.relu_ntk_unit_sphere(r) - float(ref)) <= 1e-14
 
 
 # --------------------------------------------------------------------------------------------
@@ -540,18 +521,18 @@ def test_ntk_unit_sphere_vs_mpmath():
 
 def test_phi_values_and_derivatives():
     z = np.linspace(-3, 3, 13)
-    np.testing.assert_allclose(phi(z, "sigmoid_erf") + phi(-z, "sigmoid_erf"), 1.0, rtol=1e-15)
-    assert phi(0.0, "sigmoid_erf") == 0.5
-    assert phi_prime(0.0, "sigmoid_erf") == 0.5
-    np.testing.assert_array_equal(phi(z, "relu"), np.maximum(z, 0))
-    assert phi_prime(0.0, "relu") == 0.0
+    np.testing.assert_allclose(_gauss.phi(z, "sigmoid_erf") + _gauss.phi(-z, "sigmoid_erf"), 1.0, rtol=1e-15)
+    assert _gauss.phi(0.0, "sigmoid_erf") == 0.5
+    assert _gauss.phi_prime(0.0, "sigmoid_erf") == 0.5
+    np.testing.assert_array_equal(_gauss.phi(z, "relu"), np.maximum(z, 0))
+    assert _gauss.phi_prime(0.0, "relu") == 0.0
     h = 1e-6
     for act in SMOOTH:
-        fd = (phi(z + h, act) - phi(z - h, act)) / (2 * h)
-        np.testing.assert_allclose(fd, phi_prime(z, act), atol=1e-9)
-    np.testing.assert_array_equal(phi(z, np.sin), np.sin(z))
+        fd = (_gauss.phi(z + h, act) - _gauss.phi(z - h, act)) / (2 * h)
+        np.testing.assert_allclose(fd, _gauss.phi_prime(z, act), atol=1e-9)
+    np.testing.assert_array_equal(_gauss.phi(z, np.sin), np.sin(z))
     # lower tail of the sigmoid is accurate (no 1 − 1 cancellation)
-    assert phi(-30.0, "sigmoid_erf") == pytest.approx(float(mp.erfc(30 * mp.sqrt(mp.pi) / 2) / 2))
+    assert _gauss.phi(-30.0, "sigmoid_erf") == pytest.approx(float(mp.erfc(30 * mp.sqrt(mp.pi) / 2) / 2))
 
 
 # --------------------------------------------------------------------------------------------
@@ -562,109 +543,109 @@ def test_phi_values_and_derivatives():
 def test_activation_validation():
     with pytest.raises(ValueError, match=r"activation='tanh' is not a built-in activation; "
                        r"valid names are linear, sigmoid_erf, erf, relu"):
-        nngp_expectation(1.0, 0.0, 1.0, "tanh")
+        _nngp.nngp_expectation(1.0, 0.0, 1.0, "tanh")
     with pytest.raises(TypeError, match=r"activation must be a built-in name \(str\) or a "
                        r"vectorised callable; got an object of type int"):
-        nngp_expectation(1.0, 0.0, 1.0, 3)
+        _nngp.nngp_expectation(1.0, 0.0, 1.0, 3)
     with pytest.raises(TypeError, match=r"activation must be one of the built-in names .*"
                        r"a callable .* is not supported here"):
-        phi_prime(0.0, np.tanh)
+        _gauss.phi_prime(0.0, np.tanh)
     with pytest.raises(TypeError, match=r"activation must be a str; got an object of type float"):
-        derivative_expectation(1.0, 0.0, 1.0, 1.5)
+        _nngp.derivative_expectation(1.0, 0.0, 1.0, 1.5)
     with pytest.raises(TypeError, match=r"activation must be one of the built-in names"):
-        two_layer_ntk(1.0, 0.0, 1.0, np.tanh)
+        _nngp.two_layer_ntk(1.0, 0.0, 1.0, np.tanh)
     with pytest.raises(ValueError, match=r"f='soft' is not a built-in activation"):
-        gaussian_pair_expectation("soft", "relu", 1.0, 0.0, 1.0)
+        _gauss.gaussian_pair_expectation("soft", "relu", 1.0, 0.0, 1.0)
     with pytest.raises(TypeError, match=r"g must be a built-in name"):
-        gaussian_pair_expectation("relu", None, 1.0, 0.0, 1.0)
+        _gauss.gaussian_pair_expectation("relu", None, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match=r"f must be vectorised .* returned shape \(\)"):
-        gaussian_expectation(lambda z: 1.0, 0.0, 1.0)
+        _gauss.gaussian_expectation(lambda z: 1.0, 0.0, 1.0)
 
 
 def test_covariance_validation():
     with pytest.raises(ValueError, match=r"c11 is a variance and must be >= 0; got c11=-0.1"):
-        nngp_expectation(-0.1, 0.0, 1.0, "erf")
+        _nngp.nngp_expectation(-0.1, 0.0, 1.0, "erf")
     with pytest.raises(ValueError, match=r"c22 is a variance and must be >= 0; got c22=-2.0"):
-        derivative_expectation(1.0, 0.0, -2.0, "relu")
+        _nngp.derivative_expectation(1.0, 0.0, -2.0, "relu")
     with pytest.raises(ValueError, match=r"c12 must satisfy \|c12\| <= sqrt\(c11\*c22\) .* "
                        r"got c12=1.5 with sqrt\(c11\*c22\)=1.0 at index \(1,\)"):
-        nngp_expectation(1.0, [0.5, 1.5], 1.0, "relu")
+        _nngp.nngp_expectation(1.0, [0.5, 1.5], 1.0, "relu")
     # within the 1e-10 relative slack is accepted
-    nngp_expectation(1.0, 1.0 + 1e-12, 1.0, "relu")
+    _nngp.nngp_expectation(1.0, 1.0 + 1e-12, 1.0, "relu")
     with pytest.raises(ValueError, match=r"the shapes of c11, c12, c22 must be broadcastable; "
                        r"got c11\(2,\), c12\(3,\), c22\(\)"):
-        nngp_expectation([1.0, 1.0], [0.0, 0.0, 0.0], 1.0, "erf")
+        _nngp.nngp_expectation([1.0, 1.0], [0.0, 0.0, 0.0], 1.0, "erf")
     with pytest.raises(ValueError, match=r"c12 must be finite"):
-        nngp_expectation(1.0, np.nan, 1.0, "erf")
+        _nngp.nngp_expectation(1.0, np.nan, 1.0, "erf")
     with pytest.raises(TypeError, match=r"c11 must be a real number or an array of real numbers"):
-        nngp_expectation("a", 0.0, 1.0, "erf")
+        _nngp.nngp_expectation("a", 0.0, 1.0, "erf")
     with pytest.raises(ValueError, match=r"m1 must be finite"):
-        gaussian_pair_expectation("erf", "erf", 1.0, 0.0, 1.0, m1=np.inf)
+        _gauss.gaussian_pair_expectation("erf", "erf", 1.0, 0.0, 1.0, m1=np.inf)
     with pytest.raises(ValueError, match=r"shapes of c11, c12, c22, m1, m2 must be broadcastable"):
-        gaussian_pair_expectation("erf", "erf", 1.0, 0.0, 1.0, m1=[0, 1], m2=[0, 1, 2])
+        _gauss.gaussian_pair_expectation("erf", "erf", 1.0, 0.0, 1.0, m1=[0, 1], m2=[0, 1, 2])
     with pytest.raises(ValueError, match=r"var is a variance and must be >= 0; got var=-1.0"):
-        mean_activation(0.0, -1.0, "relu")
+        _nngp.mean_activation(0.0, -1.0, "relu")
     with pytest.raises(ValueError, match=r"var is a variance and must be >= 0"):
-        gaussian_expectation("relu", 0.0, -1.0)
+        _gauss.gaussian_expectation("relu", 0.0, -1.0)
     with pytest.raises(ValueError, match=r"mean must be finite"):
-        mean_activation(np.inf, 1.0, "relu")
+        _nngp.mean_activation(np.inf, 1.0, "relu")
     with pytest.raises(ValueError, match=r"shapes of mean, var must be broadcastable"):
-        mean_activation([0.0, 1.0], [1.0, 1.0, 1.0], "erf")
+        _nngp.mean_activation([0.0, 1.0], [1.0, 1.0, 1.0], "erf")
     with pytest.raises(ValueError, match=r"z must be finite"):
-        phi(np.nan, "relu")
+        _gauss.phi(np.nan, "relu")
 
 
 def test_quadrature_option_validation():
     with pytest.raises(TypeError, match=r"n_nodes must be an integer; got 3.5"):
-        gaussian_expectation("erf", 0.0, 1.0, n_nodes=3.5)
+        _gauss.gaussian_expectation("erf", 0.0, 1.0, n_nodes=3.5)
     with pytest.raises(ValueError, match=r"n_nodes must be between 1 and 512; got 0"):
-        gauss_hermite_nodes(0)
+        _gauss.gauss_hermite_nodes(0)
     with pytest.raises(ValueError, match=r"n_nodes must be between 1 and 512; got 1000"):
-        nngp_kernel(np.eye(2), np.tanh, n_nodes=1000)
+        _nngp.nngp_kernel(np.eye(2), np.tanh, n_nodes=1000)
 
 
 def test_kernel_matrix_validation():
     with pytest.raises(ValueError, match=r"K must be a square 2-D matrix; got shape \(2, 3\)"):
-        nngp_kernel(np.ones((2, 3)), "relu")
+        _nngp.nngp_kernel(np.ones((2, 3)), "relu")
     with pytest.raises(ValueError, match=r"K must be symmetric; got max\|K - K.T\| = 0.5"):
-        nngp_kernel(np.array([[1.0, 0.5], [0.0, 1.0]]), "relu")
+        _nngp.nngp_kernel(np.array([[1.0, 0.5], [0.0, 1.0]]), "relu")
     with pytest.raises(ValueError, match=r"K must have a non-negative diagonal; got min -1.0"):
-        nngp_kernel(np.array([[-1.0, 0.0], [0.0, 1.0]]), "relu")
+        _nngp.nngp_kernel(np.array([[-1.0, 0.0], [0.0, 1.0]]), "relu")
     with pytest.raises(ValueError, match=r"K is not a valid covariance: \|K\[0,1\]\| = 2.0 "
                        r"exceeds sqrt\(K_ii K_jj\) = 1.0"):
-        nngp_kernel(np.array([[1.0, 2.0], [2.0, 1.0]]), "relu")
+        _nngp.nngp_kernel(np.array([[1.0, 2.0], [2.0, 1.0]]), "relu")
     with pytest.raises(ValueError, match=r"sigma_w2 is a weight variance and must be finite and "
                        r">= 0; got -1.0"):
-        nngp_kernel(np.eye(2), "relu", sigma_w2=-1.0)
+        _nngp.nngp_kernel(np.eye(2), "relu", sigma_w2=-1.0)
     with pytest.raises(TypeError, match=r"sigma_w2 must be a real number; got '1'"):
-        nngp_kernel(np.eye(2), "relu", sigma_w2="1")
+        _nngp.nngp_kernel(np.eye(2), "relu", sigma_w2="1")
     with pytest.raises(ValueError, match=r"sigma_a2 is a weight variance"):
-        relu_ntk(1.0, 0.0, 1.0, sigma_a2=-0.5)
+        _nngp.relu_ntk(1.0, 0.0, 1.0, sigma_a2=-0.5)
     with pytest.raises(ValueError, match=r"K0 must be symmetric"):
-        deep_nngp_kernel(np.array([[1.0, 0.5], [0.0, 1.0]]), "erf", 2)
+        _nngp.deep_nngp_kernel(np.array([[1.0, 0.5], [0.0, 1.0]]), "erf", 2)
 
 
 def test_cross_and_deep_validation():
     d = np.ones(2)
     with pytest.raises(ValueError, match=r"k_diag_a and k_diag_b must be 1-D; got shapes "
                        r"\(2, 1\) and \(2,\)"):
-        nngp_cross_kernel(d[:, None], np.zeros((2, 2)), d, "erf")
+        _nngp.nngp_cross_kernel(d[:, None], np.zeros((2, 2)), d, "erf")
     with pytest.raises(ValueError, match=r"K_ab must have shape \(len\(k_diag_a\), "
                        r"len\(k_diag_b\)\) = \(2, 3\); got \(3, 2\)"):
-        nngp_cross_kernel(d, np.zeros((3, 2)), np.ones(3), "erf")
+        _nngp.nngp_cross_kernel(d, np.zeros((3, 2)), np.ones(3), "erf")
     with pytest.raises(ValueError, match=r"k_diag_b is a variance and must be >= 0"):
-        nngp_cross_kernel(d, np.zeros((2, 2)), -d, "erf")
+        _nngp.nngp_cross_kernel(d, np.zeros((2, 2)), -d, "erf")
     with pytest.raises(ValueError, match=r"K_ab is not a valid covariance: \|K_ab\[1,0\]\|"):
-        nngp_cross_kernel(d, np.array([[0.0, 0.0], [3.0, 0.0]]), d, "erf")
+        _nngp.nngp_cross_kernel(d, np.array([[0.0, 0.0], [3.0, 0.0]]), d, "erf")
     with pytest.raises(ValueError, match=r"K0_ab must have shape"):
-        deep_nngp_cross_kernel(d, np.zeros((2, 1)), d, "erf", 2)
+        _nngp.deep_nngp_cross_kernel(d, np.zeros((2, 1)), d, "erf", 2)
     with pytest.raises(ValueError, match=r"depth must be an integer >= 1; got 0"):
-        deep_nngp_kernel(np.eye(2), "erf", 0)
+        _nngp.deep_nngp_kernel(np.eye(2), "erf", 0)
     with pytest.raises(ValueError, match=r"depth must be an integer >= 1; got 1.5"):
-        deep_nngp_kernel(np.eye(2), "erf", 1.5)
+        _nngp.deep_nngp_kernel(np.eye(2), "erf", 1.5)
     with pytest.raises(ValueError, match=r"sigma_w2 must be a number or a sequence of length "
                        r"depth=3; got length 2"):
-        deep_nngp_kernel(np.eye(2), "erf", 3, sigma_w2=[1.0, 2.0])
+        _nngp.deep_nngp_kernel(np.eye(2), "erf", 3, sigma_w2=[1.0, 2.0])
     with pytest.raises(ValueError, match=r"rho is a cosine and must satisfy \|rho\| <= 1; "
                        r"got rho=1.5"):
-        relu_ntk_unit_sphere([0.0, 1.5])
+        _nngp.relu_ntk_unit_sphere([0.0, 1.5])

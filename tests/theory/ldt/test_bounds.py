@@ -7,21 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from richlazy.theory._results import SolverError
-from richlazy.theory.ldt._bounds import (
-    alignment,
-    binary_kl,
-    chernoff_energy,
-    classification_rate,
-    k_factor,
-    k_factor_two_layer_erf,
-    log_partition_classes_asymptotic,
-    log_partition_classes_exact,
-    log_posterior_bound,
-    mse_lower_bound,
-    sample_complexity,
-    sample_complexity_classification,
-    sample_complexity_from_energy,
-)
+from richlazy.theory.ldt import _bounds as bounds
 from scipy import stats
 
 
@@ -33,7 +19,7 @@ def test_alignment_recovers_projection_coefficient():
     z -= np.outer(z @ y / (y @ y), y)  # orthogonal to y on the uniform measure
     coef = np.array([0.2, 1.0, -1.5])
     f = coef[:, None] * y + z
-    np.testing.assert_allclose(alignment(f, y), coef, rtol=1e-12)
+    np.testing.assert_allclose(bounds.alignment(f, y), coef, rtol=1e-12)
 
 
 def test_alignment_weights_match_repeated_points():
@@ -42,7 +28,8 @@ def test_alignment_weights_match_repeated_points():
     f = rng.standard_normal(6)
     w = np.array([1, 2, 3, 1, 1, 2])
     rep = np.repeat(np.arange(6), w)
-    assert alignment(f, y, weights=w) == pytest.approx(float(alignment(f[rep], y[rep])), rel=1e-12)
+    expanded = float(bounds.alignment(f[rep], y[rep]))
+    assert bounds.alignment(f, y, weights=w) == pytest.approx(expanded, rel=1e-12)
 
 
 @settings(max_examples=30, deadline=None)
@@ -51,15 +38,15 @@ def test_mse_lower_bound_holds(seed):
     rng = np.random.default_rng(seed)
     y = rng.standard_normal(40)
     f = rng.standard_normal() * y + rng.standard_normal(40) * rng.uniform(0, 2)
-    A = alignment(f, y)
+    A = bounds.alignment(f, y)
     mse = np.mean((f - y) ** 2)
-    assert mse_lower_bound(A, y_norm2=np.mean(y * y)) <= mse * (1 + 1e-12)
+    assert bounds.mse_lower_bound(A, y_norm2=np.mean(y * y)) <= mse * (1 + 1e-12)
 
 
 def test_mse_lower_bound_tight_for_proportional_function():
     y = np.linspace(-1, 2, 30)
     f = 0.3 * y
-    assert mse_lower_bound(alignment(f, y), y_norm2=np.mean(y * y)) == pytest.approx(
+    assert bounds.mse_lower_bound(bounds.alignment(f, y), y_norm2=np.mean(y * y)) == pytest.approx(
         np.mean((f - y) ** 2), rel=1e-12
     )
 
@@ -73,7 +60,7 @@ def test_k_factor_two_layer_erf_matches_quadrature():
     w = w / math.sqrt(2 * math.pi)
     for sw2, sa2, chi in [(1.0, 1.0, 1.0), (0.3, 2.0, 1.0), (2.5, 0.7, 5.0)]:
         Kxx = sa2 / chi * np.sum(w * erf(math.sqrt(sw2) * z) ** 2)
-        assert k_factor_two_layer_erf(sw2, sa2, chi=chi) == pytest.approx(1.0 + Kxx, rel=1e-10)
+        assert bounds.k_factor_two_layer_erf(sw2, sa2, chi=chi) == pytest.approx(1.0 + Kxx, rel=1e-10)
 
 
 def test_k_factor_is_mean_of_prior_squared_error():
@@ -83,21 +70,21 @@ def test_k_factor_is_mean_of_prior_squared_error():
     # Monte Carlo of E_prior sum (f - y)^2 / P with f ~ N(0, diag K)
     f = rng.standard_normal((400_000, 5)) * np.sqrt(K)
     mc = np.mean(np.sum((f - y) ** 2, axis=1)) / 5
-    assert k_factor(K, y) == pytest.approx(mc, rel=5e-3)
+    assert bounds.k_factor(K, y) == pytest.approx(mc, rel=5e-3)
 
 
 def test_posterior_bound_vanishes_at_P_star():
     lp = np.array([-10.0, -250.0])
-    Ps = sample_complexity(lp, kappa=0.7, k=1.3)
-    np.testing.assert_allclose(log_posterior_bound(Ps, lp, kappa=0.7, k=1.3), 0.0, atol=1e-10)
-    np.testing.assert_allclose(sample_complexity_from_energy(-lp, kappa=0.7, k=1.3), Ps)
+    Ps = bounds.sample_complexity(lp, kappa=0.7, k=1.3)
+    np.testing.assert_allclose(bounds.log_posterior_bound(Ps, lp, kappa=0.7, k=1.3), 0.0, atol=1e-10)
+    np.testing.assert_allclose(bounds.sample_complexity_from_energy(-lp, kappa=0.7, k=1.3), Ps)
 
 
 # ------------------------------------------------------------------ Chernoff energy
 def test_chernoff_gaussian_rate():
     m, s2 = 0.5, 2.0
     a = np.linspace(-1, 4, 11)
-    r = chernoff_energy(a, lambda t: m * t + s2 * t * t / 2, cgf_prime=lambda t: m + s2 * t)
+    r = bounds.chernoff_energy(a, lambda t: m * t + s2 * t * t / 2, cgf_prime=lambda t: m + s2 * t)
     expect = np.where(a > m, (a - m) ** 2 / (2 * s2), 0.0)
     assert r.converged
     np.testing.assert_allclose(r.energy, expect, atol=1e-12)
@@ -107,7 +94,7 @@ def test_chernoff_gaussian_rate():
 def test_chernoff_bernoulli_rate_with_numeric_derivative():
     p = 0.3
     a = np.array([0.35, 0.5, 0.75, 0.9, 0.99])
-    r = chernoff_energy(a, lambda t: np.log1p(p * np.expm1(t)))
+    r = bounds.chernoff_energy(a, lambda t: np.log1p(p * np.expm1(t)))
     kl = a * np.log(a / p) + (1 - a) * np.log((1 - a) / (1 - p))
     assert r.converged
     np.testing.assert_allclose(r.energy, kl, rtol=1e-9)
@@ -116,7 +103,7 @@ def test_chernoff_bernoulli_rate_with_numeric_derivative():
 def test_chernoff_bounds_binomial_tail_with_bahadur_rao_prefactor():
     p, n = 0.2, 400
     a = np.array([0.3, 0.4])
-    r = chernoff_energy(a, lambda t: n * np.log1p(p * np.expm1(t / n)))
+    r = bounds.chernoff_energy(a, lambda t: n * np.log1p(p * np.expm1(t / n)))
     tail = stats.binom.sf(np.round(a * n) - 1, n, p)  # Pr[mean >= a], a*n integer
     assert np.all(np.log(tail) <= -r.energy)  # the Chernoff bound itself
     theta = np.log(a * (1 - p) / (p * (1 - a)))  # exact tilt of the Bernoulli
@@ -133,7 +120,7 @@ def test_chernoff_exponential_domain_edge():
     def cgf(t):
         return np.where(t < lam, -np.log(np.clip(1 - t / lam, 1e-300, None)), np.inf)
 
-    r = chernoff_energy(a, cgf)
+    r = bounds.chernoff_energy(a, cgf)
     expect = np.where(a > 1 / lam, lam * a - 1 - np.log(lam * a), 0.0)
     np.testing.assert_allclose(r.energy, expect, rtol=1e-8, atol=1e-12)
 
@@ -141,8 +128,8 @@ def test_chernoff_exponential_domain_edge():
 def test_chernoff_vectorised_equals_looped():
     cgf = lambda t: np.log(np.cosh(t)) + 0.1 * t  # noqa: E731
     a = np.array([[0.2, 0.5], [0.7, 0.95]])
-    r = chernoff_energy(a, cgf)
-    loop = np.array([[float(chernoff_energy(x, cgf).energy) for x in row] for row in a])
+    r = bounds.chernoff_energy(a, cgf)
+    loop = np.array([[float(bounds.chernoff_energy(x, cgf).energy) for x in row] for row in a])
     np.testing.assert_allclose(r.energy, loop, rtol=1e-10)
     assert r.energy.shape == a.shape
 
@@ -150,11 +137,11 @@ def test_chernoff_vectorised_equals_looped():
 def test_chernoff_beyond_support_reports_and_throws():
     p = 0.3
     cgf = lambda t: np.log1p(p * np.expm1(t))  # noqa: E731
-    r = chernoff_energy(np.array([0.5, 1.2]), cgf)
+    r = bounds.chernoff_energy(np.array([0.5, 1.2]), cgf)
     assert not r.converged and r.status != 0
     assert r.point_converged.tolist() == [True, False]
     with pytest.raises(SolverError, match="alpha"):
-        chernoff_energy(np.array([1.2]), cgf, throw=True)
+        bounds.chernoff_energy(np.array([1.2]), cgf, throw=True)
 
 
 # ------------------------------------------------------------------ classification
@@ -164,7 +151,7 @@ def test_log_partition_exact_matches_monte_carlo():
     z = rng.standard_normal((400_000, C)) * math.sqrt(K)
     v = np.log(np.exp(z).sum(axis=1))
     mc, se = v.mean(), v.std() / math.sqrt(v.size)
-    assert abs(float(log_partition_classes_exact(K, C)) - mc) < 4 * se
+    assert abs(float(bounds.log_partition_classes_exact(K, C)) - mc) < 4 * se
 
 
 def test_log_partition_asymptotic_error_is_order_inverse_C_squared():
@@ -172,7 +159,7 @@ def test_log_partition_asymptotic_error_is_order_inverse_C_squared():
     Cs = np.array([256, 512, 1024])
     err = np.array(
         [
-            float(log_partition_classes_exact(K, c) - log_partition_classes_asymptotic(K, c))
+            float(bounds.log_partition_classes_exact(K, c) - bounds.log_partition_classes_asymptotic(K, c))
             for c in Cs
         ]
     )
@@ -186,65 +173,65 @@ def test_log_partition_asymptotic_error_is_order_inverse_C_squared():
 
 def test_classification_sample_complexity():
     K = np.array([0.5, 1.5])
-    rate = classification_rate(K, 10)
+    rate = bounds.classification_rate(K, 10)
     expect = np.mean(math.log(10) + K / 2 - np.expm1(K) / 20)
     assert rate == pytest.approx(expect, rel=1e-14)
-    assert sample_complexity_classification(3.0, kappa=2.0, K_diag=K, C=10) == pytest.approx(
+    assert bounds.sample_complexity_classification(3.0, kappa=2.0, K_diag=K, C=10) == pytest.approx(
         2.0 * 3.0 / expect
     )
 
 
 def test_binary_kl_values():
-    assert binary_kl(0.3, 0.3) == pytest.approx(0.0, abs=1e-15)
-    assert binary_kl(1.0, 0.25) == pytest.approx(math.log(4))
-    assert binary_kl(0.5, 0.1) == pytest.approx(0.5 * math.log(5) + 0.5 * math.log(0.5 / 0.9))
+    assert bounds.binary_kl(0.3, 0.3) == pytest.approx(0.0, abs=1e-15)
+    assert bounds.binary_kl(1.0, 0.25) == pytest.approx(math.log(4))
+    assert bounds.binary_kl(0.5, 0.1) == pytest.approx(0.5 * math.log(5) + 0.5 * math.log(0.5 / 0.9))
 
 
 # ------------------------------------------------------------------ input validation
 @pytest.mark.parametrize(
     ("call", "exc", "msg"),
     [
-        (lambda: alignment(np.ones(3), np.ones(4)), ValueError, "y_values must broadcast"),
-        (lambda: alignment(np.ones(3), np.zeros(3)), ValueError, "zero norm"),
+        (lambda: bounds.alignment(np.ones(3), np.ones(4)), ValueError, "y_values must broadcast"),
+        (lambda: bounds.alignment(np.ones(3), np.zeros(3)), ValueError, "zero norm"),
         (
-            lambda: alignment(np.ones(3), np.ones(3), weights=[1, 1]),
+            lambda: bounds.alignment(np.ones(3), np.ones(3), weights=[1, 1]),
             ValueError,
             "weights must have length 3",
         ),
-        (lambda: alignment(np.ones(3), np.ones(3), weights=[1, -1, 1]), ValueError, "non-negative"),
-        (lambda: alignment(np.array(1.0), 1.0), ValueError, "non-empty last axis"),
-        (lambda: alignment([np.nan, 1], [1, 1]), ValueError, "f_values must contain only finite"),
-        (lambda: mse_lower_bound(0.5, y_norm2=0.0), ValueError, "y_norm2 must be > 0"),
-        (lambda: k_factor([1, 2], [1]), ValueError, "equal lengths"),
-        (lambda: k_factor([-1.0], [1.0]), ValueError, "K_diag must be >= 0"),
-        (lambda: k_factor_two_layer_erf(-1.0), ValueError, "sigma_w2 must be > 0"),
-        (lambda: k_factor_two_layer_erf(1.0, chi="x"), TypeError, "chi must be a real number"),
-        (lambda: log_posterior_bound(-1, -1.0, kappa=1, k=1), ValueError, "P must be >= 0"),
+        (lambda: bounds.alignment(np.ones(3), np.ones(3), weights=[1, -1, 1]), ValueError, "non-negative"),
+        (lambda: bounds.alignment(np.array(1.0), 1.0), ValueError, "non-empty last axis"),
+        (lambda: bounds.alignment([np.nan, 1], [1, 1]), ValueError, "f_values must contain only finite"),
+        (lambda: bounds.mse_lower_bound(0.5, y_norm2=0.0), ValueError, "y_norm2 must be > 0"),
+        (lambda: bounds.k_factor([1, 2], [1]), ValueError, "equal lengths"),
+        (lambda: bounds.k_factor([-1.0], [1.0]), ValueError, "K_diag must be >= 0"),
+        (lambda: bounds.k_factor_two_layer_erf(-1.0), ValueError, "sigma_w2 must be > 0"),
+        (lambda: bounds.k_factor_two_layer_erf(1.0, chi="x"), TypeError, "chi must be a real number"),
+        (lambda: bounds.log_posterior_bound(-1, -1.0, kappa=1, k=1), ValueError, "P must be >= 0"),
         (
-            lambda: log_posterior_bound(1, 0.5, kappa=1, k=1),
+            lambda: bounds.log_posterior_bound(1, 0.5, kappa=1, k=1),
             ValueError,
             "log_prior_prob must be <= 0",
         ),
-        (lambda: sample_complexity(-1.0, kappa=0, k=1), ValueError, "kappa must be > 0"),
+        (lambda: bounds.sample_complexity(-1.0, kappa=0, k=1), ValueError, "kappa must be > 0"),
         (
-            lambda: sample_complexity_from_energy(-1.0, kappa=1, k=1),
+            lambda: bounds.sample_complexity_from_energy(-1.0, kappa=1, k=1),
             ValueError,
             "energy must be >= 0",
         ),
-        (lambda: chernoff_energy(1.0, 3.0), TypeError, "cgf must be callable"),
-        (lambda: chernoff_energy(1.0, np.exp), ValueError, "Lambda\\(0\\) = 0"),
+        (lambda: bounds.chernoff_energy(1.0, 3.0), TypeError, "cgf must be callable"),
+        (lambda: bounds.chernoff_energy(1.0, np.exp), ValueError, "Lambda\\(0\\) = 0"),
         (
-            lambda: chernoff_energy(1.0, np.sin, cgf_prime=2),
+            lambda: bounds.chernoff_energy(1.0, np.sin, cgf_prime=2),
             TypeError,
             "cgf_prime must be callable",
         ),
-        (lambda: chernoff_energy(1.0, np.sin, maxiter=0), ValueError, "maxiter must be >= 1"),
-        (lambda: chernoff_energy(1.0, np.sin, t_max=-1.0), ValueError, "t_max must be > 0"),
-        (lambda: binary_kl(1.5, 0.5), ValueError, "q must lie in"),
-        (lambda: binary_kl(0.5, 1.0), ValueError, "p must lie in the open interval"),
-        (lambda: log_partition_classes_asymptotic(1.0, 1), ValueError, "C must be >= 2"),
-        (lambda: log_partition_classes_exact(-1.0, 3), ValueError, "K must be >= 0"),
-        (lambda: classification_rate([], 3), ValueError, "K_diag must be non-empty"),
+        (lambda: bounds.chernoff_energy(1.0, np.sin, maxiter=0), ValueError, "maxiter must be >= 1"),
+        (lambda: bounds.chernoff_energy(1.0, np.sin, t_max=-1.0), ValueError, "t_max must be > 0"),
+        (lambda: bounds.binary_kl(1.5, 0.5), ValueError, "q must lie in"),
+        (lambda: bounds.binary_kl(0.5, 1.0), ValueError, "p must lie in the open interval"),
+        (lambda: bounds.log_partition_classes_asymptotic(1.0, 1), ValueError, "C must be >= 2"),
+        (lambda: bounds.log_partition_classes_exact(-1.0, 3), ValueError, "K must be >= 0"),
+        (lambda: bounds.classification_rate([], 3), ValueError, "K_diag must be non-empty"),
     ],
 )
 def test_input_validation(call, exc, msg):

@@ -8,25 +8,8 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
+from richlazy.theory.ldt import _patterns as patterns
 from richlazy.theory.ldt._erf import ldt_two_layer_erf
-from richlazy.theory.ldt._patterns import (
-    alignment_cost,
-    gaussian_pattern_cost,
-    gfl_cost,
-    gfl_energy,
-    gfl_log_partition_ratio,
-    gp_energy,
-    m_specialization_energy,
-    magnetization_energy,
-    mehler_coefficients,
-    mehler_kernel,
-    rkhs_norm,
-    sherman_morrison_quadratic_form,
-    specialization_cost,
-    spiked_rkhs_norm,
-    sqrt_m_specialization_energy,
-    two_layer_erf_pattern_energies,
-)
 from richlazy.theory.ldt._tables import (
     TABLE_SYMBOLS,
     minimize_energy,
@@ -47,45 +30,46 @@ def test_gaussian_pattern_cost_gp_gfl_specialization():
     K = _random_spd(8, 0)
     lam, U = np.linalg.eigh(K)
     phi, lam_s = U[:, 2], lam[2]
-    assert gaussian_pattern_cost(np.zeros(8), K, K) == pytest.approx(0.0, abs=1e-12)
+    assert patterns.gaussian_pattern_cost(np.zeros(8), K, K) == pytest.approx(0.0, abs=1e-12)
     D = 7.5
     Q = K + D * lam_s * np.outer(phi, phi)  # GFL, eq. (11)
-    assert gaussian_pattern_cost(np.zeros(8), Q, K) == pytest.approx(float(gfl_cost(D)), rel=1e-10)
+    gfl = float(patterns.gfl_cost(D))
+    assert patterns.gaussian_pattern_cost(np.zeros(8), Q, K) == pytest.approx(gfl, rel=1e-10)
     mu = 1.7  # specialization mean mu*phi, same covariance
     norm = phi @ np.linalg.solve(K, phi)
     assert norm == pytest.approx(1 / lam_s, rel=1e-10)
-    assert gaussian_pattern_cost(mu * phi, K, K) == pytest.approx(
-        float(specialization_cost(mu, norm)), rel=1e-10
+    assert patterns.gaussian_pattern_cost(mu * phi, K, K) == pytest.approx(
+        float(patterns.specialization_cost(mu, norm)), rel=1e-10
     )
-    assert float(gfl_log_partition_ratio(D)) == pytest.approx(0.5 * math.log(1 + D))
+    assert float(patterns.gfl_log_partition_ratio(D)) == pytest.approx(0.5 * math.log(1 + D))
 
 
 def test_alignment_cost_is_gaussian_neg_log_density():
     # A ~ N(0, v): -log p(alpha) + log p(0) = alpha^2 / (2 v)
     v, a = 0.37, 0.9
-    assert float(alignment_cost(a, v)) == pytest.approx(a * a / (2 * v))
-    assert float(alignment_cost(a, v, y_norm2=2.0)) == pytest.approx(4 * a * a / (2 * v))
+    assert float(patterns.alignment_cost(a, v)) == pytest.approx(a * a / (2 * v))
+    assert float(patterns.alignment_cost(a, v, y_norm2=2.0)) == pytest.approx(4 * a * a / (2 * v))
 
 
 def test_pattern_energy_minimisers_match_closed_forms():
     # M-spec: E = M n/2 + N/(2 M ov) (lam = 0) is minimised at M = sqrt(N/(n ov))
     N, n, ov = 1000.0, 50.0, 0.3
     Ms = np.geomspace(0.1, 100, 20001)
-    E = m_specialization_energy(Ms, n_neurons=N, rkhs_norm_value=n, overlap2=ov)
+    E = patterns.m_specialization_energy(Ms, n_neurons=N, rkhs_norm_value=n, overlap2=ov)
     assert Ms[np.argmin(E)] == pytest.approx(math.sqrt(N / (n * ov)), rel=1e-3)
     assert E.min() == pytest.approx(math.sqrt(N * n / ov), rel=1e-6)
     # magnetization and sqrt(M)-spec have the same form in beta and mu^2
     b = np.geomspace(0.1, 100, 20001)
-    Eb = magnetization_energy(b, n_neurons=N, rkhs_norm_value=n, overlap2=ov)
-    Em = sqrt_m_specialization_energy(np.sqrt(b), n_neurons=N, rkhs_norm_value=n, overlap2=ov)
+    Eb = patterns.magnetization_energy(b, n_neurons=N, rkhs_norm_value=n, overlap2=ov)
+    Em = patterns.sqrt_m_specialization_energy(np.sqrt(b), n_neurons=N, rkhs_norm_value=n, overlap2=ov)
     np.testing.assert_allclose(Eb, Em, rtol=1e-12)
     # GFL: N D/2 + 1/(2 lam D^m) for D >> 1 is minimised at D = (m/(N lam))^{1/(m+1)}
     lam, m = 1e-9, 3
     Ds = np.geomspace(1, 1e4, 40001)
-    Eg = gfl_energy(Ds, n_neurons=10.0, lam_target=lam, degree=m)
+    Eg = patterns.gfl_energy(Ds, n_neurons=10.0, lam_target=lam, degree=m)
     D_star = (m / (10.0 * lam)) ** (1 / (m + 1))
     assert Ds[np.argmin(Eg)] == pytest.approx(D_star, rel=0.02)  # (1+D)^m vs D^m at D ~ 300
-    assert float(gp_energy(1.0, lam)) == pytest.approx(1 / (2 * lam))
+    assert float(patterns.gp_energy(1.0, lam)) == pytest.approx(1 / (2 * lam))
 
 
 # ------------------------------------------------------------------ Claim (i): spikes
@@ -95,13 +79,13 @@ def test_sherman_morrison_matches_direct_inverse():
     psi, phi = rng.standard_normal(10), rng.standard_normal(10)
     for c in (0.0, 0.3, 40.0):
         Kinv = np.linalg.inv(K0 + c * np.outer(psi, psi))
-        assert sherman_morrison_quadratic_form(K0, psi, c, phi) == pytest.approx(
+        assert patterns.sherman_morrison_quadratic_form(K0, psi, c, phi) == pytest.approx(
             phi @ Kinv @ phi, rel=1e-9
         )
         n0 = psi @ np.linalg.solve(K0, psi)
-        assert float(spiked_rkhs_norm(n0, c)) == pytest.approx(psi @ Kinv @ psi, rel=1e-9)
+        assert float(patterns.spiked_rkhs_norm(n0, c)) == pytest.approx(psi @ Kinv @ psi, rel=1e-9)
     # Corollary 1: c = M/N with c n0 >> 1 gives norm -> N/M
-    assert float(spiked_rkhs_norm(1e9, 3 / 1000)) == pytest.approx(1000 / 3, rel=1e-5)
+    assert float(patterns.spiked_rkhs_norm(1e9, 3 / 1000)) == pytest.approx(1000 / 3, rel=1e-5)
 
 
 def test_rkhs_norm_pseudo_inverse_discards_null_space():
@@ -111,9 +95,9 @@ def test_rkhs_norm_pseudo_inverse_discards_null_space():
     c = rng.standard_normal(4)
     f = F @ c  # inside the span
     Kp = np.linalg.pinv(K, rcond=1e-10)
-    assert rkhs_norm(K, f, rcond=1e-10) == pytest.approx(f @ Kp @ f, rel=1e-8)
+    assert patterns.rkhs_norm(K, f, rcond=1e-10) == pytest.approx(f @ Kp @ f, rel=1e-8)
     # F^T (F F^T)^+ F is the identity on R^4 (full column rank), so the norm is |c|^2
-    assert rkhs_norm(K, f, rcond=1e-10) == pytest.approx(c @ c, rel=1e-8)
+    assert patterns.rkhs_norm(K, f, rcond=1e-10) == pytest.approx(c @ c, rel=1e-8)
 
 
 # ------------------------------------------------------------------ Claim (ii): Mehler
@@ -121,21 +105,21 @@ def test_mehler_erf_sums_to_arcsine_kernel():
     q = 0.8
     Q = np.linspace(-0.5, 0.5, 7) * q
     exact = 2 / math.pi * np.arcsin(2 * Q / (1 + 2 * q))
-    np.testing.assert_allclose(mehler_kernel(Q, q, "erf", 61), exact, atol=1e-12)
+    np.testing.assert_allclose(patterns.mehler_kernel(Q, q, "erf", 61), exact, atol=1e-12)
 
 
 def test_mehler_relu_sums_to_arccos_kernel():
     q = 1.3
     rho = np.linspace(-0.6, 0.6, 7)
     exact = q / (2 * math.pi) * (np.sqrt(1 - rho**2) + rho * (math.pi - np.arccos(rho)))
-    np.testing.assert_allclose(mehler_kernel(rho * q, q, "relu", 60), exact, atol=1e-6)
+    np.testing.assert_allclose(patterns.mehler_kernel(rho * q, q, "relu", 60), exact, atol=1e-6)
 
 
 def test_mehler_callable_matches_closed_form():
     from scipy.special import erf
 
-    b_num = mehler_coefficients(erf, 0.6, 9)
-    b_cf = mehler_coefficients("erf", 0.6, 9)
+    b_num = patterns.mehler_coefficients(erf, 0.6, 9)
+    b_cf = patterns.mehler_coefficients("erf", 0.6, 9)
     np.testing.assert_allclose(b_num, b_cf, atol=1e-12)
 
 
@@ -320,7 +304,7 @@ def test_exact_ldt_close_to_m_specialization_pattern_energy():
     # (up to the subleading log terms); the specialist count matches the minimising M
     for d, N, chi in [(400, 400, 1.0), (200, 200, "mean-field")]:
         exact = ldt_two_layer_erf(1.0, d, N, chi=chi)
-        pats = two_layer_erf_pattern_energies(1.0, d, N, chi=chi)
+        pats = patterns.two_layer_erf_pattern_energies(1.0, d, N, chi=chi)
         E_spec, params = pats["M-specialization"]
         assert float(exact.energy) <= E_spec
         assert E_spec == pytest.approx(float(exact.energy), rel=0.03)
@@ -332,41 +316,41 @@ def test_exact_ldt_close_to_m_specialization_pattern_energy():
 @pytest.mark.parametrize(
     ("call", "exc", "msg"),
     [
-        (lambda: alignment_cost(1.0, 0.0), ValueError, "yKy must be > 0"),
-        (lambda: gfl_cost(-1.0), ValueError, "D must be >= 0"),
-        (lambda: specialization_cost(1.0, 0.0), ValueError, "rkhs_norm_value must be > 0"),
+        (lambda: patterns.alignment_cost(1.0, 0.0), ValueError, "yKy must be > 0"),
+        (lambda: patterns.gfl_cost(-1.0), ValueError, "D must be >= 0"),
+        (lambda: patterns.specialization_cost(1.0, 0.0), ValueError, "rkhs_norm_value must be > 0"),
         (
-            lambda: gaussian_pattern_cost(np.zeros(2), np.eye(2), np.eye(3)),
+            lambda: patterns.gaussian_pattern_cost(np.zeros(2), np.eye(2), np.eye(3)),
             ValueError,
             "Q must have",
         ),
         (
-            lambda: gaussian_pattern_cost(np.zeros(3), -np.eye(3), -np.eye(3)),
+            lambda: patterns.gaussian_pattern_cost(np.zeros(3), -np.eye(3), -np.eye(3)),
             ValueError,
             "K must be symmetric positive definite",
         ),
         (
-            lambda: gaussian_pattern_cost(np.zeros(2), np.eye(3), np.eye(3)),
+            lambda: patterns.gaussian_pattern_cost(np.zeros(2), np.eye(3), np.eye(3)),
             ValueError,
             "mu must have length 3",
         ),
-        (lambda: spiked_rkhs_norm(1.0, -1.0), ValueError, "c must be >= 0"),
+        (lambda: patterns.spiked_rkhs_norm(1.0, -1.0), ValueError, "c must be >= 0"),
         (
-            lambda: sherman_morrison_quadratic_form(np.eye(2), np.ones(3), 1.0),
+            lambda: patterns.sherman_morrison_quadratic_form(np.eye(2), np.ones(3), 1.0),
             ValueError,
             "psi must have length 2",
         ),
-        (lambda: rkhs_norm(np.ones((2, 3)), np.ones(2)), ValueError, "K must be square"),
-        (lambda: mehler_coefficients("tanh", 1.0, 3), ValueError, "activation must be"),
-        (lambda: mehler_coefficients("erf", -1.0, 3), ValueError, "q must be > 0"),
-        (lambda: mehler_kernel(2.0, 1.0, "erf", 3), ValueError, "Q must satisfy"),
+        (lambda: patterns.rkhs_norm(np.ones((2, 3)), np.ones(2)), ValueError, "K must be square"),
+        (lambda: patterns.mehler_coefficients("tanh", 1.0, 3), ValueError, "activation must be"),
+        (lambda: patterns.mehler_coefficients("erf", -1.0, 3), ValueError, "q must be > 0"),
+        (lambda: patterns.mehler_kernel(2.0, 1.0, "erf", 3), ValueError, "Q must satisfy"),
         (
-            lambda: m_specialization_energy(0.0, n_neurons=1, rkhs_norm_value=1, overlap2=1),
+            lambda: patterns.m_specialization_energy(0.0, n_neurons=1, rkhs_norm_value=1, overlap2=1),
             ValueError,
             "M must be > 0",
         ),
         (
-            lambda: gfl_energy(1.0, n_neurons=1, lam_target=1.0, degree=0),
+            lambda: patterns.gfl_energy(1.0, n_neurons=1, lam_target=1.0, degree=0),
             ValueError,
             "degree must be >= 1",
         ),

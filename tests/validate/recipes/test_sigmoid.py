@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.validate.recipes import code_fraction_quantities
+from theory_helpers import RHO
 
-RHO = np.array([0.5, 0.25, 0.25])
 N, S, E = 100, 40, 4
 
 

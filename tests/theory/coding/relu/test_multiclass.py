@@ -9,8 +9,7 @@ import pytest
 from richlazy.theory import relu_stability_margin, solve_relu_toy, toy_class_targets
 from richlazy.theory.coding._code_core import _ToyNeuron
 from richlazy.theory.kernels._tilted import tilted_moments_quad
-
-RHO = np.array([0.5, 0.25, 0.25])
+from theory_helpers import RHO
 
 
 @functools.cache

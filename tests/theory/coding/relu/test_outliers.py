@@ -6,16 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
-from richlazy.theory import (
-    relu_stability_margin,
-    solve_relu_outliers,
-    solve_relu_toy,
-    toy_class_targets,
-)
+from richlazy.theory import relu_stability_margin, solve_relu_outliers, solve_relu_toy, toy_class_targets
 from richlazy.theory.coding._code_core import _ToyNeuron
 from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
-
-RHO = np.array([0.5, 0.25, 0.25])
+from theory_helpers import RHO, class_correlated_problem
 
 
 @pytest.fixture(scope="module")
@@ -197,22 +191,13 @@ def test_validation_messages(fig2):
         nop.bulk_readout_density(0.0, 0)
 
 
-def _correlated_problem(P=12, N0=40, seed=5):
-    rng = np.random.default_rng(seed)
-    lab = np.arange(P) % 3
-    means = rng.standard_normal((3, N0))
-    X = (means[lab] + 0.8 * rng.standard_normal((P, N0))).T  # class-correlated inputs
-    K0 = X.T @ X / N0
-    return K0, toy_class_targets(3, y_minus=-0.5)[lab]
-
-
 @functools.cache
 def _correlated_solution(T=0.0):
-    """The solver on :func:`_correlated_problem`, one restart, with a stage budget that converges
+    """The solver on :func:`class_correlated_problem`, one restart, with a stage budget that converges
     with every BLAS tried: at T = 0 it needs 21 stages with OpenBLAS's Haswell kernels and 16
     with its SkylakeX kernels (the rounding decides the path; the budget used to be 9, enough
     with SkylakeX only). Shared by the tests below (solved once per T)."""
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     return solve_relu_outliers(K0, Y, T=T, n_restarts=1, maxiter=30)
 
 
@@ -222,7 +207,7 @@ def test_outlier_only_kkt_on_correlated_inputs(T):
     here independently, with the relu subgradient in [0, 1] at zbar = 0), the output constraint
     F = Y - T t, and (T = 0) strong duality cost = tr(t^T Y), which follows from the KKT
     conditions for a balanced solution."""
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     P = K0.shape[0]
     s = _correlated_solution(T)
     t, A, Z = s.t, s.abar, s.zbar
@@ -272,7 +257,7 @@ def test_outlier_dual_lower_bound_is_below_every_interpolant(T):
     and lies below the cost of the returned point and of independent feasible networks (random
     neuron directions plus the returned ones, readouts by group-lasso IRLS); a certified toy
     solution has zero gap."""
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     P = K0.shape[0]
     s = _correlated_solution(T)
     tY, tt = np.sum(s.t * Y), np.sum(s.t * s.t)
@@ -329,7 +314,7 @@ def test_certificate_multipliers_all_satisfy_the_kkt_conditions():
     from richlazy.theory.coding.relu._factor import _Factor
     from richlazy.theory.coding.relu._kkt import _subgradient
 
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     P = K0.shape[0]
     s = _correlated_solution(0.0)
     A, Z = s.abar, s.zbar
@@ -411,7 +396,7 @@ def test_restricted_primal_is_the_group_lasso_cost_of_its_directions():
     assert cost == pytest.approx(exact, rel=1e-8) and res < 1e-12
     cost, res = _restricted_primal(fac, np.eye(3)[lab].T[:1], Yc[lab], float(P), 0.0)
     assert res > 0.1  # one class direction cannot carry three class targets
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     fac = _Factor(*_check_psd_gram(K0))
     W = rng.standard_normal((60, K0.shape[0]))
     Phi = np.maximum(W / np.linalg.norm(W, axis=1, keepdims=True) @ fac.B.T, 0.0)
@@ -432,7 +417,7 @@ def test_network_point_of_directions_of_any_length_interpolates_at_the_group_las
     from richlazy.theory.coding.relu._dual import _network_point, _restricted_primal
     from richlazy.theory.coding.relu._factor import _Factor
 
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     fac = _Factor(*_check_psd_gram(K0))
     rng = np.random.default_rng(4)
     W = rng.standard_normal((60, K0.shape[0]))
@@ -483,7 +468,7 @@ def test_dual_ascent_reaches_the_global_minimum_from_a_poor_multiplier():
     start = np.sum(t0 * Y) / np.sqrt(margin0)  # the bound of t0 itself
     assert bound <= exact * (1 + 1e-9)
     assert bound >= exact * (1 - 1e-6) and start < 0.95 * exact
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     s = _correlated_solution(0.0)
     fac = _Factor(*_check_psd_gram(K0))
     t0 = s.t + 0.3 * np.random.default_rng(4).standard_normal(s.t.shape)
@@ -522,7 +507,7 @@ def test_inout_refinement_brackets_the_minimum_and_narrows_it():
     assert upper - lower < 5e-3 * exact
     cost, res = _restricted_primal(fac, W, Y, float(P), 0.0, V0=V)
     assert res < 1e-10 and exact * (1 - 1e-9) <= cost <= upper * (1 + 1e-4)
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     s = _correlated_solution(0.0)
     fac = _Factor(*_check_psd_gram(K0))
     rng = np.random.default_rng(5)
@@ -558,7 +543,7 @@ def test_merge_keeps_the_output_of_parallel_neurons_at_no_more_cost():
     from richlazy.theory.coding.relu._factor import _Factor
     from richlazy.theory.coding.relu._sliding import _cluster, _merge_groups
 
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     P = K0.shape[0]
     fac = _Factor(*_check_psd_gram(K0))
     s = _correlated_solution(0.0)
@@ -589,7 +574,7 @@ def test_compaction_recovers_the_certified_point_from_a_clustered_network():
     from richlazy.theory.coding.relu._factor import _Factor
     from richlazy.theory.coding.relu._sliding import _compact_points
 
-    K0, Y = _correlated_problem()
+    K0, Y = class_correlated_problem()
     P = K0.shape[0]
     fac = _Factor(*_check_psd_gram(K0))
     s = _correlated_solution(0.0)

@@ -11,8 +11,8 @@ from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.theory.coding.sigmoid._finite_p import _tabulated_psi
 from richlazy.theory.kernels._tilted import tilted_moments
 from scipy.special import erf
+from theory_helpers import RHO
 
-RHO = np.array([0.5, 0.25, 0.25])
 YC = toy_class_targets(3, y_minus=0.5)  # Fig. 2 / 4 sigmoid; P -> inf T_c = 0.08195
 P = 100
 

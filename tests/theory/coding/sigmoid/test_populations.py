@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, toy_class_targets
 from richlazy.theory.coding._code_core import _ToyNeuron
-
-RHO = np.array([0.5, 0.25, 0.25])
+from theory_helpers import RHO
 
 
 @pytest.fixture(scope="module")

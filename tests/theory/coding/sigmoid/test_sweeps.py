@@ -14,10 +14,10 @@ from richlazy.theory import (
     sweep_temperature,
     toy_class_targets,
 )
-from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
+from richlazy.theory.kernels._tilted import tilted_moments
 from scipy.optimize import minimize
+from theory_helpers import RHO, assert_sigmoid_toy_equations
 
-RHO = np.array([0.5, 0.25, 0.25])
 YC = toy_class_targets(3, y_minus=0.5)  # the Fig. 2 / 4 sigmoid configuration
 
 
@@ -51,13 +51,7 @@ def test_finite_T_equations_hold_with_independent_quadrature(warm):
     scipy-quad reference of psi."""
     s = warm
     assert s.converged and s.T == 0.05 and s.n_codes == 4
-    psi, d1, _ = (np.asarray(v) for v in tilted_moments_quad(s.a_gamma @ s.t.T))
-    stat = -s.a_gamma + (d1 * RHO) @ s.t
-    g = -0.5 * np.sum(s.a_gamma**2, axis=1) + psi @ RHO
-    out = np.einsum("g,gc,gr->cr", s.P_gamma, d1, s.a_gamma)
-    assert np.max(np.abs(stat)) < 1e-10
-    assert np.max(np.abs(g - g[0])) < 1e-10
-    np.testing.assert_allclose(out, YC - 0.05 * s.t, atol=1e-10)
+    out = assert_sigmoid_toy_equations(s, YC - 0.05 * s.t)
     assert np.max(np.abs(out - YC)) > 1e-2  # T t is not negligible here: the check has teeth
     lab = np.array([0, 1, 2, 0])
     np.testing.assert_allclose(s.mean_output(lab), (YC - 0.05 * s.t)[lab], atol=1e-12)

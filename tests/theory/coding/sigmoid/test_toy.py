@@ -14,9 +14,8 @@ from richlazy.theory import (
     sweep_y_minus,
     toy_class_targets,
 )
-from richlazy.theory.kernels._tilted import tilted_moments, tilted_moments_quad
-
-RHO = np.array([0.5, 0.25, 0.25])
+from richlazy.theory.kernels._tilted import tilted_moments
+from theory_helpers import RHO, assert_sigmoid_toy_equations
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +53,7 @@ def test_fig2_equations_hold_with_independent_quadrature(fig2):
     reference of psi (independent of the solver's Gauss-Hermite kernel)."""
     s = fig2
     assert max(s.residuals.values()) <= 1e-12
-    psi, d1, _ = (np.asarray(v) for v in tilted_moments_quad(s.a_gamma @ s.t.T))
-    stat = -s.a_gamma + (d1 * RHO) @ s.t
-    g = -0.5 * np.sum(s.a_gamma**2, axis=1) + psi @ RHO
-    out = np.einsum("g,gc,gr->cr", s.P_gamma, d1, s.a_gamma)
-    assert np.max(np.abs(stat)) < 1e-10
-    assert np.max(np.abs(g - g[0])) < 1e-10
-    np.testing.assert_allclose(out, toy_class_targets(3, y_minus=0.5), atol=1e-10)
+    assert_sigmoid_toy_equations(s, toy_class_targets(3, y_minus=0.5))
     lab = np.array([0, 0, 1, 2, 1, 0])
     np.testing.assert_allclose(s.mean_output(lab), toy_class_targets(3, y_minus=0.5)[lab],
                                atol=1e-12)
@@ -248,7 +241,7 @@ def test_sweep_transition_is_where_the_111_maximum_ties():
     tr = code_transitions(ys, sols)
     assert len(tr) == 1 and tr[0]["between"] == (0.45, 0.5)
     assert "1-1-1" in tr[0]["after"] and "1-1-1" not in tr[0]["before"]
-    loc = locate_code_transition(0.45, 0.5, ratios=RHO, xtol=1e-3)
+    loc = locate_code_transition(0.45, 0.5, ratios=RHO, atol=1e-3)
     y_star = loc["y_minus"]
     gaps = []
     for dy in (0.01, 0.02):
