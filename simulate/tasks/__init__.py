@@ -19,6 +19,7 @@ from ._pentomino import (
     split_pentominoes,
 )
 from ._prior_sampler import (
+    PriorRareEventEstimate,
     TiltedProposal,
     direct_mc_log_z1,
     direct_mc_probability,
@@ -70,6 +71,7 @@ __all__ = [
     "direct_mc_probability",
     "neuron_g2",
     "prior_log_density",
+    "PriorRareEventEstimate",
     "prior_rare_event_is",
     "weighted_mean_se",
     "weighted_ratio_se",

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
 
+from .._results import DeprecatedDictAccess
 from ..checks import check_alloc, check_int
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "direct_mc_probability",
     "neuron_g2",
     "prior_log_density",
+    "PriorRareEventEstimate",
     "prior_rare_event_is",
     "weighted_mean_se",
     "weighted_ratio_se",
@@ -237,8 +240,30 @@ class TiltedProposal:
         return np.log((1.0 - self.eps) * qg + self.eps * np.exp(prior_log_density(w, u, self.d)))
 
 
+@dataclass(frozen=True)
+class PriorRareEventEstimate(DeprecatedDictAccess):
+    """Importance-sampling estimate of ``Pr_prior[A >= alpha]`` and the conditional first layer
+    (:func:`prior_rare_event_is`); ``res["log_p"]`` etc. still work for one release, with a
+    DeprecationWarning.
+
+    log_p : float            log of the estimated probability.
+    log_p_se : float         its standard error (delta method on the mean of i.i.d. network weights).
+    ess : float              effective sample size of the conditional weights, ``1/sum weight^2``.
+    w_abs : (n_net, N)       sampled ``|w_par|`` of every neuron of every network.
+    r : (n_net, N)           sampled ``|w_perp|^2``.
+    weight : (n_net,)        normalised conditional (self-normalised IS) weights, summing to 1.
+    """
+
+    log_p: float
+    log_p_se: float
+    ess: float
+    w_abs: np.ndarray
+    r: np.ndarray
+    weight: np.ndarray
+
+
 def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n_net: int,
-                        seed, eps: float = 0.05, chunk: int = 20_000) -> dict:
+                        seed, eps: float = 0.05, chunk: int = 20_000) -> PriorRareEventEstimate:
     """Importance-sampling estimate of ``Pr_prior[A >= alpha]`` for the two-layer erf network
     (sigma_w^2 = sigma_a^2 = 1, readout variance ``1/(chi N)``) with the readout integrated out,
     and of the conditional law of the first layer given the event (seed 002 eqs. 6, 25, 34).
@@ -246,11 +271,11 @@ def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n
     ``tau_prop`` is the tilt of the proposal (:class:`TiltedProposal`; best the LDT saddle point
     ``tau*``), ``n_net`` the number of sampled networks (in chunks of ``chunk``).
 
-    Returns a dict: ``log_p`` and its standard error ``log_p_se`` (delta method on the mean of
-    i.i.d. network weights), ``ess`` (effective sample size of the conditional weights),
-    ``w_abs``/``r`` (n_net, N) samples and ``weight`` (n_net,) normalised conditional weights
-    (for :func:`weighted_mean_se` / :func:`weighted_ratio_se`). Sizes whose arrays would exceed
-    16 GiB (``MAX_ALLOC_BYTES``) raise ValueError.
+    Returns a :class:`PriorRareEventEstimate`: ``log_p`` and its standard error ``log_p_se``
+    (delta method on the mean of i.i.d. network weights), ``ess`` (effective sample size of the
+    conditional weights), ``w_abs``/``r`` (n_net, N) samples and ``weight`` (n_net,) normalised
+    conditional weights (for :func:`weighted_mean_se` / :func:`weighted_ratio_se`). Sizes whose
+    arrays would exceed 16 GiB (``MAX_ALLOC_BYTES``) raise ValueError.
     """
     d = _check_d(d)
     N = check_int("N", N, minimum=1)
@@ -281,9 +306,9 @@ def prior_rare_event_is(alpha, d: int, N: int, *, chi: float, tau_prop: float, n
     mean = x.mean()
     se = x.std(ddof=1) / math.sqrt(x.size)
     weight = x / x.sum()
-    return dict(log_p=float(m + math.log(mean)), log_p_se=float(se / mean),
-                ess=float(1.0 / np.sum(weight**2)), w_abs=np.concatenate(ws),
-                r=np.concatenate(rs), weight=weight)
+    return PriorRareEventEstimate(log_p=float(m + math.log(mean)), log_p_se=float(se / mean),
+                                  ess=float(1.0 / np.sum(weight**2)), w_abs=np.concatenate(ws),
+                                  r=np.concatenate(rs), weight=weight)
 
 
 def _weights(x, weight, name="x"):

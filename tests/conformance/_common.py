@@ -7,8 +7,9 @@ An entry is keyed ``"<package>.<name>"`` (``"theory.nngp_kernel"``); methods of 
 may be added as ``"<package>.<Class>.<method>"`` with a ``call``. ``make(tmp)`` returns the keyword
 arguments of the valid call (fresh objects on every call; ``tmp`` is a scratch folder).
 ``kinds`` maps an argument name to one of the kinds of :data:`KINDS` (see test_public_api.py);
-arguments not listed are never mutated. ``accepted`` lists (argument, mutation) pairs that are
-valid inputs by design, with the reason.
+arguments not listed are never mutated. ``ex(make, "a b", c="kind")`` declares ``a`` and ``b`` with
+their kind of :data:`DEFAULT_KINDS` (by argument name) and ``c`` with its own. ``accepted`` lists
+(argument, mutation) pairs that are valid inputs by design, with the reason.
 
 Sizes are tiny: every valid call runs in milliseconds to a few tenths of a second.
 """
@@ -33,8 +34,68 @@ class Example:
     nan_ok: str = ""
 
 
-def ex(make, *, call=None, accepted=None, nan_ok="", **kinds) -> Example:
-    return Example(make=make, kinds=kinds, call=call, accepted=accepted or {}, nan_ok=nan_ok)
+# the kind an argument of this name has unless its example says otherwise (kind -> names)
+_DEFAULT_KINDS_BY_KIND = dict(
+    pos_int=(
+        "batch_size block_rows C chunk d degree depth eval_every in_dim L m maxiter N n N0 n_batches "
+        "n_bins n_classes n_ladders n_leapfrog n_members n_net n_nodes n_seeds n_steps n_tasks n_test "
+        "n_train n_units P patch_size quad_nodes seeds threads width"
+    ),
+    nonneg_int="n_max n_random n_starts",
+    count2="n_patches n_symbols",
+    sign="readout_sign",
+    pos_float=(
+        "alpha alpha0 atol beta beta_target bound chi d_eff epsabs fd_step k kappa lam_target lr "
+        "n_neurons overlap2 points_per_width q rho rkhs_norm_value rtol sigma_a2 sigma_w2 step_size "
+        "y_norm2"
+    ),
+    nonneg_float="c11 c22 n_plus noise ridge sigma2 T tau var",
+    nonpos_float="log_prior_prob",
+    energy="energy",
+    real="mean y_minus y_plus",
+    prob="eps",
+    prob_pos="target_accept",
+    offdiag="c12",
+    array="a dW samples W W0 x",
+    vector="y_values",
+    nonneg_array="K_diag weight",
+    matrix="class_targets K_tilde t test_x train_x X1 X2 Y z1 z2",
+    psd_matrix="K K0",
+    features="features outputs",
+    labels="labels train_y y",
+    ratios="ratios",
+    grid="h w_par y_minus_values z",
+    nonneg_grid="D",
+    tensor="symbols values X x_test",
+    pos_tensor="gamma",
+    theta="theta",
+    choice="activation fn kernel method model name perp suite",
+    callable="f",
+    device="device",
+    dtype="dtype",
+    generator="generator",
+    seed="seed",
+)
+DEFAULT_KINDS: dict[str, str] = {
+    name: kind for kind, names in _DEFAULT_KINDS_BY_KIND.items() for name in names.split()
+}
+
+
+def ex(make, args: str = "", *, call=None, accepted=None, nan_ok="", **kinds) -> Example:
+    """An example: ``args`` names (space-separated) the mutated arguments that have their default
+    kind (:data:`DEFAULT_KINDS`); ``kinds`` gives the kind of the others (the exceptions)."""
+    declared = {}
+    for name in args.split():
+        if name not in DEFAULT_KINDS:
+            raise KeyError(f"{name!r} has no default kind: give it as {name}=<kind>")
+        declared[name] = DEFAULT_KINDS[name]
+    for name, kind in kinds.items():
+        if name in declared:
+            raise ValueError(f"{name!r} is given both in args and as {name}={kind!r}")
+        if DEFAULT_KINDS.get(name) == kind:
+            raise ValueError(f"{name}={kind!r} is the default kind: list {name!r} in args instead")
+        declared[name] = kind
+    return Example(make=make, kinds=declared, call=call, accepted=accepted or {}, nan_ok=nan_ok)
 
 
 # --- shared tiny data -----------------------------------------------------------------------

@@ -24,51 +24,39 @@ E["validate.alignment_by_readout_sign"] = ex(
     lambda t: (lambda Wa: dict(W=Wa[0][None], a=Wa[1][None]))(
         __import__("richlazy.theory", fromlist=["x"]).handcrafted_solution(3, 2.0)
     ),
-    W="array",
-    a="array",
+    "W a",
 )
 E["validate.alignment_of_top_units"] = ex(
     lambda t: (lambda Wa: dict(W=Wa[0][None], a=Wa[1][None], fraction=0.5))(
         __import__("richlazy.theory", fromlist=["x"]).handcrafted_solution(3, 2.0)
     ),
-    W="array",
-    a="array",
-    fraction="prob_pos",
+    "W a", fraction="prob_pos",
 )
-E["validate.readout_ratio"] = ex(lambda t: dict(a=np.array([[0.5, -1.0, 0.3, -0.2]])), a="array")
+E["validate.readout_ratio"] = ex(lambda t: dict(a=np.array([[0.5, -1.0, 0.3, -0.2]])), "a")
 E["validate.relative_activation_change"] = ex(
     lambda t: dict(
         W0=_rng(1).standard_normal((2, 4, 3)),
         dW=0.1 * _rng(2).standard_normal((2, 4, 3)),
         x=_rng(3).standard_normal((2, 5, 3)),
     ),
-    W0="array",
-    dW="array",
-    x="array",
+    "W0 dW x",
 )
 E["validate.relative_weight_change"] = ex(
     lambda t: dict(W0=_rng(1).standard_normal((2, 4, 3)), dW=0.1 * _rng(2).standard_normal((2, 4, 3))),
-    W0="array",
-    dW="array",
+    "W0 dW",
 )
-E["validate.weight_alignment"] = ex(lambda t: dict(W=_rng(1).standard_normal((2, 4, 6))), W="array")
-E["validate.cka"] = ex(
-    lambda t: dict(K=_spd(5), L=_spd(5, 1), debiased=False), K="psd_matrix", L="psd_matrix"
-)
+E["validate.weight_alignment"] = ex(lambda t: dict(W=_rng(1).standard_normal((2, 4, 6))), "W")
+E["validate.cka"] = ex(lambda t: dict(K=_spd(5), L=_spd(5, 1), debiased=False), "K", L="psd_matrix")
 E["validate.class_statistics"] = ex(
     lambda t: dict(features=_rng(1).standard_normal((9, 3)), labels=np.arange(9) % 3, n_classes=3),
-    features="features",
-    labels="labels",
-    n_classes="pos_int",
+    "features labels n_classes",
     accepted={("features", "zeros"): "zero features have well-defined (zero) class statistics"},
 )
 E["validate.dlr"] = ex(
     lambda t: dict(
         features=_rng(1).standard_normal((12, 4)), outputs=_rng(2).standard_normal((12, 2)), block_rows=4
     ),
-    features="features",
-    outputs="features",
-    block_rows="pos_int",
+    "features outputs block_rows",
 )
 E["validate.effective_dimension"] = ex(
     lambda t: dict(eigenvalues=np.array([5.0, 2.0, 1.0])), eigenvalues="nonneg_array"
@@ -77,38 +65,25 @@ E["validate.eigen_curves"] = ex(
     lambda t: (lambda F: dict(features=F, targets=F[:, :2], outputs=F[:, :2] + 0.1, block_rows=4))(
         _rng(3).standard_normal((12, 4))
     ),
-    features="features",
-    targets="features",
-    outputs="features",
-    block_rows="pos_int",
+    "features outputs block_rows", targets="features",
 )
 E["validate.linear_cka"] = ex(
     lambda t: dict(X=_rng(1).standard_normal((12, 4)), Y=_rng(2).standard_normal((12, 3)), block_rows=4),
-    X="features",
-    Y="features",
-    block_rows="pos_int",
+    "block_rows", X="features", Y="features",
 )
 E["validate.nc1"] = ex(
     lambda t: dict(
         features=_rng(1).standard_normal((9, 3)), labels=np.arange(9) % 3, n_classes=3, ridge=1e-4
     ),
-    features="features",
-    labels="labels",
-    n_classes="pos_int",
-    ridge="nonneg_float",
-    rcond="prob",
+    "features labels n_classes ridge", rcond="prob",
 )
 E["validate.nc2_etf"] = ex(
     lambda t: dict(features=_rng(1).standard_normal((9, 3)), labels=np.arange(9) % 3, n_classes=3),
-    features="features",
-    labels="labels",
-    n_classes="pos_int",
+    "features labels n_classes",
 )
 E["validate.nystrom_eigen"] = ex(
     lambda t: dict(features=_rng(1).standard_normal((12, 4)), rtol=1e-10, block_rows=4),
-    features="features",
-    rtol="prob",
-    block_rows="pos_int",
+    "features block_rows", rtol="prob",
     accepted={("features", "zeros"): "zero features have rank 0 (no eigenpairs)"},
 )
 E["validate.parameter_norm_sq"] = ex(
@@ -126,9 +101,7 @@ E["validate.s_init"] = ex(
         features_learned=_rng(2).standard_normal((12, 4)),
         block_rows=4,
     ),
-    features_init="features",
-    features_learned="features",
-    block_rows="pos_int",
+    "block_rows", features_init="features", features_learned="features",
 )
 E["validate.all_cases"] = ex(lambda t: dict())
 E["validate.compare"] = ex(
@@ -144,7 +117,7 @@ E["validate.compare"] = ex(
         for m in ("nan", "inf")
     },
 )
-E["validate.get_cases"] = ex(lambda t: dict(suite="quick", only="coding/*"), suite="choice")
+E["validate.get_cases"] = ex(lambda t: dict(suite="quick", only="coding/*"), "suite")
 E["validate.register_case"] = ex(
     lambda t: dict(name="richness/zz-conformance-never-applied", description="x", suites=("quick",)),
     suites="suites",
@@ -154,56 +127,47 @@ E["validate.run_suite"] = ex(
     lambda t: dict(
         suite="quick", only=_TINY_CASE, device="cpu", out_dir=t / "r", seed=0, progress=False, threads=1
     ),
+    "suite device seed threads",
     call=_with_tiny_case(lambda **kw: __import__("richlazy.validate", fromlist=["x"]).run_suite(**kw)),
-    suite="choice",
-    device="device",
-    seed="seed",
-    threads="pos_int",
 )
 for _pkg in ("validate", "validate.sweeps"):
     E[f"{_pkg}.sweep"] = ex(
         lambda t: dict(fn="selftest", grid={"n": [10, 20]}, seeds=2, out=t / "s", device="cpu",
                        seed=0, threads=1, figures=False),
-        fn="choice",
-        seeds="pos_int",
-        device="device",
-        seed="seed",
-        threads="pos_int",
+        "fn seeds device seed threads",
     )
     E[f"{_pkg}.register_sweep"] = ex(
         lambda t: dict(name="zz-conformance-never-applied", description="x", params={})
     )
     E[f"{_pkg}.Param"] = ex(lambda t: dict(kind=int, default=3, help="x", minimum=1))
 E["validate.sweeps.all_sweeps"] = ex(lambda t: dict())
-E["validate.sweeps.get_sweep"] = ex(lambda t: dict(name="selftest"), name="choice")
+E["validate.sweeps.get_sweep"] = ex(lambda t: dict(name="selftest"), "name")
 E["validate.write_report"] = ex(lambda t: dict(report=_report(), out_dir=t / "r"))
 E["validate.stats.batch_means"] = ex(
-    lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4),
-    samples="array",
-    n_batches="pos_int",
+    lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4), "samples n_batches"
 )
 E["validate.stats.effective_sample_size"] = ex(
-    lambda t: dict(samples=_rng(1).standard_normal((64, 2))), samples="array"
+    lambda t: dict(samples=_rng(1).standard_normal((64, 2))), "samples"
 )
 E["validate.stats.estimate"] = ex(
-    lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4),
-    samples="array",
-    n_batches="pos_int",
+    lambda t: dict(samples=_rng(1).standard_normal((64, 2)), n_batches=4), "samples n_batches"
 )
-E["validate.stats.chain_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((64, 3))), x="array")
-E["validate.stats.chain_mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((16, 4, 2))), x="array")
-E["validate.stats.fraction_se"] = ex(lambda t: dict(per_chain=np.array([0.2, 0.3, 0.25]), n_units=40),
-                                     per_chain="array", n_units="pos_int")
-E["validate.stats.binomial_se"] = ex(lambda t: dict(p=0.3, n=100), n="pos_int")
-E["validate.stats.mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((3, 5)), axis=-1), x="array")
+E["validate.stats.chain_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((64, 3))), "x")
+E["validate.stats.chain_mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((16, 4, 2))), "x")
+E["validate.stats.fraction_se"] = ex(
+    lambda t: dict(per_chain=np.array([0.2, 0.3, 0.25]), n_units=40), "n_units", per_chain="array"
+)
+E["validate.stats.binomial_se"] = ex(lambda t: dict(p=0.3, n=100), "n")
+E["validate.stats.mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((3, 5)), axis=-1), "x")
 
 # multi-chain convergence diagnostics (split-R-hat, bulk/tail ESS) and the case verdict
 for _pkg in ("validate", "validate.stats"):
     for _fn in ("chain_diagnostics", "ess_bulk", "ess_tail"):
-        E[f"{_pkg}.{_fn}"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3))),
-                                samples="array")
+        E[f"{_pkg}.{_fn}"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3))), "samples")
     E[f"{_pkg}.split_rhat"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3)),
-                                                method="rank"), samples="array", method="choice")
+                                                method="rank"),
+        "samples method",
+    )
     E[f"{_pkg}.worst_mixing"] = ex(
         lambda t: dict(), call=lambda: __import__("richlazy.validate", fromlist=["x"]).worst_mixing(
             *(__import__("richlazy.validate", fromlist=["x"]).chain_diagnostics(

@@ -110,6 +110,11 @@ EXEMPT: dict[str, str] = {
             "Theorem2Bound",
             "MaxMarginAccuracy",
             "SymmetricMaxMargin",
+            "CodeTransition",
+            "LocatedCodeTransition",
+            "CriticalTemperature",
+            "FeaturePropagationRKHS",
+            "PatternEnergies",
         )
     },
     **{
@@ -126,6 +131,7 @@ EXEMPT: dict[str, str] = {
             "MCMCState",
             "ImageClassificationData",
             "ToyTask",
+            "PriorRareEventEstimate",
         )
     },
     **{

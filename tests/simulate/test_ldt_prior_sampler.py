@@ -5,6 +5,7 @@ is tested in ``tests/theory/ldt/test_erf.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -68,11 +69,11 @@ def test_importance_sampling_matches_direct_mc():
     rng = np.random.default_rng(11)
     res = tasks.prior_rare_event_is(alpha, d, N, chi=1.0, tau_prop=tau, n_net=40_000, seed=rng)
     p, se = tasks.direct_mc_probability(alpha, d, N, chi=1.0, n_net=300_000, seed=rng)
-    z = (res["log_p"] - math.log(p)) / math.hypot(res["log_p_se"], se / p)
+    z = (res.log_p - math.log(p)) / math.hypot(res.log_p_se, se / p)
     assert abs(z) < 4
     # the Chernoff bound with the exact CGF holds
-    assert -res["log_p"] >= float(ce.energy) - 3 * res["log_p_se"]
-    assert res["w_abs"].shape == (40_000, N) and res["weight"].sum() == pytest.approx(1.0)
+    assert -res.log_p >= float(ce.energy) - 3 * res.log_p_se
+    assert res.w_abs.shape == (40_000, N) and res.weight.sum() == pytest.approx(1.0)
 
 
 def test_weighted_mean_se():
@@ -140,3 +141,34 @@ def test_exact_tilted_law_against_importance_sampling():
     yr = y * r
     target = float(th.outlier_fraction * th.outlier_perp_norm2)
     assert abs(yr.mean() - target) < 4 * yr.std(ddof=1) / math.sqrt(yr.size)
+
+
+def test_prior_rare_event_is_result():
+    """The result is a frozen PriorRareEventEstimate whose fields are the estimator recomputed by
+    hand on the same stream; ``res["key"]`` (the old dict) still works with a DeprecationWarning."""
+    alpha, d, N, tau, n_net = 0.1, 4, 2, 1.0, 50
+    res = tasks.prior_rare_event_is(alpha, d, N, chi=1.0, tau_prop=tau, n_net=n_net, seed=5)
+    assert isinstance(res, tasks.PriorRareEventEstimate)
+    rng = np.random.default_rng(5)
+    prop = tasks.TiltedProposal(tau, d, eps=0.05)
+    w, u = prop.sample(n_net * N, rng)
+    lw = (tasks.prior_log_density(w, u, d) - prop.log_density(w, u)).reshape(n_net, N).sum(1)
+    r = np.exp(u) / d
+    V = tasks.neuron_g2(w, r).reshape(n_net, N).sum(1) / N
+    lw = lw + special.log_ndtr(-alpha / np.sqrt(V))
+    x = np.exp(lw - lw.max())
+    weight = x / x.sum()
+    expected = {"log_p": float(lw.max() + math.log(x.mean())),
+                "log_p_se": float(x.std(ddof=1) / math.sqrt(n_net) / x.mean()),
+                "ess": float(1.0 / np.sum(weight**2)), "w_abs": w.reshape(n_net, N),
+                "r": r.reshape(n_net, N), "weight": weight}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.log_p = 0.0
+    for key, value in expected.items():
+        np.testing.assert_array_equal(getattr(res, key), value)
+        with pytest.warns(DeprecationWarning, match=rf"result\['{key}'\] is deprecated; use result\.{key}$"):
+            assert res[key] is getattr(res, key)
+    with pytest.warns(DeprecationWarning, match="no longer a dict"):
+        assert list(res.keys()) == list(expected)
+    with pytest.raises(KeyError):
+        res["no such key"]

@@ -45,6 +45,8 @@ from ._erf_model import (
     overlap_potential,
 )
 from ._patterns import (
+    FeaturePropagationRKHS,
+    PatternEnergies,
     alignment_cost,
     feature_propagation_rkhs,
     gaussian_pattern_cost,
@@ -105,6 +107,7 @@ __all__ = [
     "overlap_potential",
     "tilted_overlap_density",
     "alignment_cost",
+    "FeaturePropagationRKHS",
     "feature_propagation_rkhs",
     "gaussian_pattern_cost",
     "gfl_cost",
@@ -120,6 +123,7 @@ __all__ = [
     "specialization_cost",
     "spiked_rkhs_norm",
     "sqrt_m_specialization_energy",
+    "PatternEnergies",
     "two_layer_erf_pattern_energies",
     "MODELS",
     "TABLE_SYMBOLS",

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
 
+from .._results import DeprecatedDictAccess
 from ..checks import (
     as_float_array,
     as_float_matrix,
@@ -49,12 +51,14 @@ __all__ = [
     "m_specialization_energy",
     "magnetization_energy",
     "sqrt_m_specialization_energy",
+    "PatternEnergies",
     "two_layer_erf_pattern_energies",
     "rkhs_norm",
     "spiked_rkhs_norm",
     "sherman_morrison_quadratic_form",
     "mehler_coefficients",
     "mehler_kernel",
+    "FeaturePropagationRKHS",
     "feature_propagation_rkhs",
 ]
 
@@ -222,9 +226,30 @@ def sqrt_m_specialization_energy(
     return 0.5 * mu * mu * n + alignment_cost(alpha, lam + mu * mu / N * ov)
 
 
+@dataclass(frozen=True)
+class PatternEnergies(DeprecatedDictAccess):
+    """Minimised pattern energies of the two-layer erf network
+    (:func:`two_layer_erf_pattern_energies`), each ``(energy, params)`` with ``params`` the
+    minimiser. The old dict keys ``res["GP"]``, ``res["GFL"]``, ``res["M-specialization"]`` still
+    work for one release, with a DeprecationWarning.
+
+    gp : (float, dict)                 GP energy alpha^2/(2 V0); no parameters (``{}``).
+    gfl : (float, dict)                GFL energy minimised over D; params ``{"D": D*}``.
+    m_specialization : (float, dict)   M-specialization energy minimised over (M, mu) (M
+                                       continuous); params ``{"M": M*, "mu": mu*}``.
+    """
+
+    gp: tuple[float, dict]
+    gfl: tuple[float, dict]
+    m_specialization: tuple[float, dict]
+
+    def _old_keys(self) -> dict[str, str]:
+        return {"GP": "gp", "GFL": "gfl", "M-specialization": "m_specialization"}
+
+
 def two_layer_erf_pattern_energies(
     alpha, d: int, N: int, *, sigma_w2: float = 1.0, sigma_a2: float = 1.0, chi=1.0, degree: int = 3
-) -> dict:
+) -> PatternEnergies:
     """Minimised pattern energies of the two-layer erf network, evaluated with the exact
     ingredients of the LDT model (spec 3.2 and 5.1), for comparison with the exact LDT [RECON]:
 
@@ -234,8 +259,9 @@ def two_layer_erf_pattern_energies(
     * M-spec: M neurons at w_par = mu (weight-space cost d mu^2/(2 sigma_w^2) each, eq. 77):
               E(M, mu) = M d mu^2/(2 sigma_w^2) + alpha^2/(2 [V0 + (sigma_a^2/chi)(M/N) g(mu)])
 
-    Each is minimised numerically over its parameters (M continuous).  Returns a dict
-    ``{pattern: (energy, params)}``.
+    Each is minimised numerically over its parameters (M continuous).  Returns
+    :class:`PatternEnergies`: ``(energy, params)`` per pattern (fields ``gp``, ``gfl``,
+    ``m_specialization``).
     """
     a = float(check_pos_float("alpha", alpha))
     pr = ErfModel(d, N, sigma_w2=sigma_w2, sigma_a2=sigma_a2, chi=chi, degree=degree)
@@ -286,7 +312,7 @@ def two_layer_erf_pattern_energies(
         float(best.fun),
         {"M": math.exp(best.x[0]), "mu": math.exp(best.x[1])},
     )
-    return out
+    return PatternEnergies(gp=out["GP"], gfl=out["GFL"], m_specialization=out["M-specialization"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,6 +453,21 @@ def _relu(x):
     return np.maximum(x, 0.0)
 
 
+@dataclass(frozen=True)
+class FeaturePropagationRKHS(DeprecatedDictAccess):
+    """Claim (ii) protocol of App. C.5 (:func:`feature_propagation_rkhs`); ``res["rkhs_norm"]``
+    etc. still work for one release, with a DeprecationWarning.
+
+    D : (n_D,)              the GFL amplifications of the second layer.
+    rkhs_norm : (n_D,)      RKHS norm of phi_*^2 (mean removed) under K2 at each D.
+    top_eigenvalue : float  lambda_1 of K1/n (the first-layer kernel whose top eigenvector is phi_*).
+    """
+
+    D: np.ndarray
+    rkhs_norm: np.ndarray
+    top_eigenvalue: float
+
+
 def feature_propagation_rkhs(
     D_values,
     *,
@@ -436,7 +477,7 @@ def feature_propagation_rkhs(
     seed: int | np.random.Generator,
     activation: Callable[[np.ndarray], np.ndarray] | None = None,
     rcond: float = 1e-10,
-) -> dict:
+) -> FeaturePropagationRKHS:
     """Claim (ii) check of App. C.5 (Fig. 5) [PROSE protocol; sizes are free parameters]:
 
     1. Gaussian data X (n x d); first layer of width N with ReLU; empirical NNGP kernel K1.
@@ -449,7 +490,8 @@ def feature_propagation_rkhs(
     Claim (ii) predicts ``norm ∝ D^{-2}`` for large D.  ``seed`` is a non-negative int or a
     ``numpy.random.Generator`` (advanced in place). Sizes whose arrays (about
     ``8 (n d + N d + 3 n N + 3 N^2 + 2 n^2)`` bytes) exceed 16 GiB raise ValueError.  Returns
-    ``{"D": D, "rkhs_norm": norms, "top_eigenvalue": lambda_1 of K1/n}``.
+    :class:`FeaturePropagationRKHS` (``D``, ``rkhs_norm`` per D, ``top_eigenvalue`` lambda_1 of
+    K1/n).
     """
     D = as_float_array("D_values", D_values, ndim=1)
     if D.size == 0 or np.any(D < 0):
@@ -482,4 +524,4 @@ def feature_propagation_rkhs(
         H2 = act(H1 @ W2.T)
         K2 = H2 @ H2.T / N
         norms[i] = rkhs_norm(K2, target, rcond=rcond)
-    return {"D": D, "rkhs_norm": norms, "top_eigenvalue": float(lam[-1] / n)}
+    return FeaturePropagationRKHS(D=D, rkhs_norm=norms, top_eigenvalue=float(lam[-1] / n))

@@ -124,7 +124,7 @@ def test_feature_propagation_seed_int_or_generator():
     kw = dict(d=5, N=40, n=30, rcond=1e-6)
     a = feature_propagation_rkhs([0.0, 10.0], seed=3, **kw)
     b = feature_propagation_rkhs([0.0, 10.0], seed=np.random.default_rng(3), **kw)
-    np.testing.assert_array_equal(a["rkhs_norm"], b["rkhs_norm"])
+    np.testing.assert_array_equal(a.rkhs_norm, b.rkhs_norm)
     with pytest.raises(TypeError, match="seed must be a non-negative int or a numpy"):
         feature_propagation_rkhs([0.0], seed=None, **kw)
 

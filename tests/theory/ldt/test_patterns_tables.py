@@ -2,14 +2,17 @@
 tables (seed 002, Sec. 4-6, App. C-E), including the agreement between the exact two-layer LDT
 and the pattern heuristics."""
 
+import dataclasses
 import json
 import math
 
 import numpy as np
 import pytest
 import sympy as sp
+from richlazy.theory import FeaturePropagationRKHS, PatternEnergies
 from richlazy.theory.ldt import _patterns as patterns
 from richlazy.theory.ldt._erf import ldt_two_layer_erf
+from richlazy.theory.ldt._erf_model import ErfModel
 from richlazy.theory.ldt._tables import (
     TABLE_SYMBOLS,
     minimize_energy,
@@ -305,11 +308,11 @@ def test_exact_ldt_close_to_m_specialization_pattern_energy():
     for d, N, chi in [(400, 400, 1.0), (200, 200, "mean-field")]:
         exact = ldt_two_layer_erf(1.0, d, N, chi=chi)
         pats = patterns.two_layer_erf_pattern_energies(1.0, d, N, chi=chi)
-        E_spec, params = pats["M-specialization"]
+        E_spec, params = pats.m_specialization
         assert float(exact.energy) <= E_spec
         assert E_spec == pytest.approx(float(exact.energy), rel=0.03)
         assert params["M"] == pytest.approx(float(exact.n_specialists), rel=0.05)
-        assert pats["GFL"][0] > E_spec and pats["GP"][0] > E_spec
+        assert pats.gfl[0] > E_spec and pats.gp[0] > E_spec
 
 
 # ------------------------------------------------------------------ input validation
@@ -407,3 +410,59 @@ def test_parse_table_expression_keeps_the_table_grammar():
         for v in [*r.validity, *(w for w in r.wins_when if "tie" not in w)]:
             rel = v.split(": ", 1)[-1]
             assert parse_table_expression(rel) == sp.sympify(rel, locals=TABLE_SYMBOLS)
+
+
+# ------------------------------------------------------------------ result containers
+def _check_old_dict_access(res, expected: dict, fields: dict):
+    """``res`` is frozen; ``res[old key]`` warns, names the field and returns its value; the old
+    keys are those of the dict the function used to return."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(res, dataclasses.fields(res)[0].name, None)
+    for key, value in expected.items():
+        with pytest.warns(DeprecationWarning,
+                          match=rf"result\['{key}'\] is deprecated; use result\.{fields[key]}$"):
+            got = res[key]
+        assert got is getattr(res, fields[key])
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(got, value)
+        else:
+            assert got == value
+    with pytest.warns(DeprecationWarning, match="no longer a dict"):
+        assert list(res.keys()) == list(expected)
+
+
+def test_pattern_energies_result():
+    alpha, d, N = 1.0, 20, 20
+    res = patterns.two_layer_erf_pattern_energies(alpha, d, N)
+    assert isinstance(res, PatternEnergies)
+    pr = ErfModel(d, N)
+    V0 = pr.scale * pr.moments(0.0)[1]
+    assert res.gp == (alpha**2 / (2 * V0), {})
+    E, p = res.m_specialization
+    M, mu = p["M"], p["mu"]
+    g = pr.c2 * mu ** (2 * pr.degree) / (pr.b + 2 * mu * mu) ** pr.degree
+    assert E == pytest.approx(M * d * mu * mu / 2 + alpha**2 / (2 * (V0 + pr.scale * M / N * g)), rel=1e-12)
+    assert set(res.gfl[1]) == {"D"} and res.gfl[0] > E
+    _check_old_dict_access(
+        res, {"GP": res.gp, "GFL": res.gfl, "M-specialization": (E, p)},
+        {"GP": "gp", "GFL": "gfl", "M-specialization": "m_specialization"})
+
+
+def test_feature_propagation_result():
+    d, N, n, D = 5, 40, 30, np.array([0.0, 10.0])
+    res = patterns.feature_propagation_rkhs(D, d=d, N=N, n=n, seed=3, rcond=1e-6)
+    assert isinstance(res, FeaturePropagationRKHS)
+    # the protocol by hand on the same stream: K1's top eigenvalue and the norm at D = 0
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((n, d))
+    H1 = np.maximum(X @ (rng.standard_normal((N, d)) / math.sqrt(d)).T, 0.0)
+    lam, U = np.linalg.eigh(H1 @ H1.T / N)
+    target = n * U[:, -1] ** 2
+    H2 = np.maximum(H1 @ (rng.standard_normal((N, N)) / math.sqrt(N)).T, 0.0)
+    norm0 = patterns.rkhs_norm(H2 @ H2.T / N, target - target.mean(), rcond=1e-6)
+    np.testing.assert_array_equal(res.D, D)
+    assert res.top_eigenvalue == pytest.approx(lam[-1] / n, rel=1e-12)
+    assert res.rkhs_norm.shape == (2,) and res.rkhs_norm[0] == pytest.approx(norm0, rel=1e-8)
+    _check_old_dict_access(
+        res, {"D": D, "rkhs_norm": res.rkhs_norm, "top_eigenvalue": res.top_eigenvalue},
+        {"D": "D", "rkhs_norm": "rkhs_norm", "top_eigenvalue": "top_eigenvalue"})

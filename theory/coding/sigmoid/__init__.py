@@ -15,6 +15,9 @@ from ._populations import (
     solve_sigmoid_toy_populations,
 )
 from ._sweeps import (
+    CodeTransition,
+    CriticalTemperature,
+    LocatedCodeTransition,
     SigmoidSweep,
     TemperatureSweep,
     code_transitions,
@@ -39,6 +42,9 @@ __all__ = [
     "solve_sigmoid_toy_populations",
     "SigmoidSweep",
     "TemperatureSweep",
+    "CodeTransition",
+    "LocatedCodeTransition",
+    "CriticalTemperature",
     "code_transitions",
     "locate_code_transition",
     "locate_critical_temperature",

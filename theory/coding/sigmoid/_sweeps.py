@@ -13,13 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._results import SolverStatus, Status, grid_status
+from ..._results import DeprecatedDictAccess, SolverStatus, Status, grid_status
 from ...checks import as_float_array, check_pos_float, check_real, renamed_option
 from .._problem import _check_ratios
 from ._toy import SigmoidToySolution, solve_sigmoid_toy, toy_class_targets
 
-__all__ = ["SigmoidSweep", "sweep_y_minus", "code_transitions", "locate_code_transition",
-           "TemperatureSweep", "sweep_temperature", "locate_critical_temperature"]
+__all__ = ["SigmoidSweep", "sweep_y_minus", "CodeTransition", "code_transitions",
+           "locate_code_transition", "TemperatureSweep", "sweep_temperature", "CriticalTemperature",
+           "locate_critical_temperature"]
 
 
 class _SolutionSequence:
@@ -89,14 +90,38 @@ def _grid_summary(name, grid, sols) -> dict:
                 residual=float(max(ok_res)) if ok_res else float("inf"), statuses=statuses)
 
 
-def code_transitions(y_minus_values, solutions, *, min_weight: float = 1e-6) -> list[dict]:
+@dataclass(frozen=True)
+class CodeTransition(DeprecatedDictAccess):
+    """A change of the active code set between consecutive grid points of a y_- sweep (an entry
+    of :func:`code_transitions`; ``entry["between"]`` etc. still work for one release, with a
+    DeprecationWarning).
+
+    between : (y_a, y_b) or None   consecutive converged grid values with different code sets;
+                                   None on the entry that lists the failed grid points.
+    before : tuple or None         active codes at y_a (strings like '1-1-0'); None on that entry.
+    after : tuple or None          active codes at y_b; None on that entry.
+    failed : tuple or None         y_- values whose solve did not converge (only on the first
+                                   entry, when there are any); None on a code change.
+    """
+
+    between: tuple[float, float] | None
+    before: tuple[str, ...] | None
+    after: tuple[str, ...] | None
+    failed: tuple[float, ...] | None = None
+
+    def _old_keys(self) -> dict[str, str]:
+        keys = {"between": "between", "before": "before", "after": "after"}
+        return keys if self.failed is None else {**keys, "failed": "failed"}
+
+
+def code_transitions(y_minus_values, solutions, *, min_weight: float = 1e-6) -> list[CodeTransition]:
     """Where the active code set (codes with P_gamma > min_weight) changes along a sweep.
 
     ``solutions``: the :class:`SigmoidSweep` (or list of solutions) of :func:`sweep_y_minus`.
-    Returns one dict per change between consecutive grid points: ``{"between": (y_a, y_b),
-    "before": codes at y_a, "after": codes at y_b}``; codes are strings like '1-1-0'. Grid
-    points whose solve did not converge are skipped (listed under "failed" of the first dict if
-    any, with ``between = None``)."""
+    Returns one :class:`CodeTransition` per change between consecutive grid points (``between =
+    (y_a, y_b)``, ``before`` = codes at y_a, ``after`` = codes at y_b); codes are strings like
+    '1-1-0'. Grid points whose solve did not converge are skipped (listed in ``failed`` of a
+    first entry if any, with ``between = None``)."""
     ys = as_float_array("y_minus_values", y_minus_values, ndim=1)
     if len(solutions) != ys.size:
         raise ValueError(f"solutions must have one entry per y_minus value ({ys.size}), got "
@@ -105,24 +130,42 @@ def code_transitions(y_minus_values, solutions, *, min_weight: float = 1e-6) -> 
     out = []
     failed = [float(y) for y, s in zip(ys, solutions, strict=True) if not s.converged]
     if failed:
-        out.append({"between": None, "before": None, "after": None, "failed": failed})
+        out.append(CodeTransition(between=None, before=None, after=None, failed=tuple(failed)))
     prev = None
     for y, s in zip(ys, solutions, strict=True):
         if not s.converged:
             continue
         codes = _active_codes(s, min_weight)
         if prev is not None and codes != prev[1]:
-            out.append({"between": (prev[0], float(y)), "before": prev[1], "after": codes})
+            out.append(CodeTransition(between=(prev[0], float(y)), before=prev[1], after=codes))
         prev = (float(y), codes)
     return out
 
 
+@dataclass(frozen=True)
+class LocatedCodeTransition(DeprecatedDictAccess):
+    """A code-set change located by bisection (:func:`locate_code_transition`; ``res["y_minus"]``
+    etc. still work for one release, with a DeprecationWarning).
+
+    y_minus : float              midpoint of the final interval (the located transition).
+    interval : (a, b)            the final bracket, of width <= atol.
+    before : tuple of str        active codes at a (strings like '1-1-0').
+    after : tuple of str         active codes at b.
+    """
+
+    y_minus: float
+    interval: tuple[float, float]
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
 def locate_code_transition(y_lo: float, y_hi: float, *, ratios, y_plus: float = 1.0,
                            min_weight: float = 1e-6, atol: float | None = None,
-                           xtol: float | None = None, **solver_kw) -> dict:
+                           xtol: float | None = None, **solver_kw) -> LocatedCodeTransition:
     """Bisect a code-set change between y_lo and y_hi (different active code sets at the ends)
     down to an interval of width ``atol`` (default 1e-4; ``xtol=`` is its deprecated spelling).
-    Returns ``{"y_minus": midpoint, "interval": (a, b), "before", "after"}``; a failed solve
+    Returns a :class:`LocatedCodeTransition` (``y_minus`` the midpoint, ``interval = (a, b)``,
+    ``before``, ``after`` the code sets at a and b); a failed solve
     raises RuntimeError with the solver's message (status ``Status.NUMERICAL_FAILURE`` etc.)."""
     atol = renamed_option("atol", atol, "xtol", xtol, default=1e-4)
     rho = _check_ratios(ratios)
@@ -142,7 +185,7 @@ def locate_code_transition(y_lo: float, y_hi: float, *, ratios, y_plus: float = 
         raise ValueError(f"the active code sets at y_lo={a} and y_hi={b} are equal ({ca}); "
                          f"nothing to locate")
     (a, b), _, cb = _bisect(codes, lambda cc: cc != ca, a, b, ca, cb, atol)
-    return {"y_minus": 0.5 * (a + b), "interval": (a, b), "before": ca, "after": cb}
+    return LocatedCodeTransition(y_minus=0.5 * (a + b), interval=(a, b), before=ca, after=cb)
 
 
 def _bisect(evaluate, changed, a, b, value_a, value_b, atol):
@@ -227,9 +270,27 @@ def sweep_temperature(T_values, *, ratios, class_targets, **solver_kw) -> Temper
     return TemperatureSweep(**_grid_summary("T", Ts, sols), T=Ts, solutions=sols)
 
 
+@dataclass(frozen=True)
+class CriticalTemperature(DeprecatedDictAccess):
+    """The critical temperature of the redundant code located by bisection
+    (:func:`locate_critical_temperature`; ``res["T_c"]`` etc. still work for one release, with a
+    DeprecationWarning).
+
+    T_c : float                  midpoint of the final interval.
+    interval : (a, b)            the final bracket, of width <= atol.
+    codes_below : dict           ``{code: P_gamma}`` of the active codes (weight > min_weight) at a.
+    code_above : str             the single code left at b (a string like '1-1-1').
+    """
+
+    T_c: float
+    interval: tuple[float, float]
+    codes_below: dict
+    code_above: str
+
+
 def locate_critical_temperature(T_lo: float, T_hi: float, *, ratios, class_targets,
                                 min_weight: float = 1e-6, atol: float = 1e-4,
-                                **solver_kw) -> dict:
+                                **solver_kw) -> CriticalTemperature:
     """Critical temperature T_c of the redundant code of the sigmoid toy (seed 000 supplement E
     [MT]: "above T_c the network no longer shows a redundant coding scheme"): the lowest T above
     which a single code is left (every neuron has the same readout), located by bisection to an
@@ -238,8 +299,9 @@ def locate_critical_temperature(T_lo: float, T_hi: float, *, ratios, class_targe
     (S1) [RECON]); P = inf unless ``P`` is passed. Assumes one such crossing in [T_lo, T_hi]
     (bisection finds a crossing, not necessarily the only one).
 
-    Returns ``{"T_c": midpoint, "interval": (a, b), "codes_below": active codes at a (with their
-    weights), "code_above": the single code at b}``. A failed solve raises RuntimeError with the
+    Returns a :class:`CriticalTemperature` (``T_c`` the midpoint, ``interval = (a, b)``,
+    ``codes_below`` the active codes at a with their weights, ``code_above`` the single code at
+    b). A failed solve raises RuntimeError with the
     solver's message; wrong brackets raise ValueError naming T_lo / T_hi."""
     T_lo, T_hi = check_real("T_lo", T_lo), check_real("T_hi", T_hi)
     if not 0 <= T_lo < T_hi:
@@ -261,5 +323,5 @@ def locate_critical_temperature(T_lo: float, T_hi: float, *, ratios, class_targe
     if len(hi) != 1:
         raise ValueError(f"T_hi={T_hi} must have a single active code, got {hi}; raise T_hi")
     (a, b), lo, hi = _bisect(active, lambda c: len(c) == 1, T_lo, T_hi, lo, hi, atol)
-    return {"T_c": 0.5 * (a + b), "interval": (a, b), "codes_below": lo,
-            "code_above": next(iter(hi))}
+    return CriticalTemperature(T_c=0.5 * (a + b), interval=(a, b), codes_below=lo,
+                               code_above=next(iter(hi)))

@@ -73,7 +73,7 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
     rho = np.array(_RATIOS)
     Yc = toy_class_targets(m, y_plus=1.0, y_minus=_Y_MINUS)
     tc = locate_critical_temperature(0.02, 0.3, ratios=rho, class_targets=Yc, atol=1e-5)
-    Tc = tc["T_c"]
+    Tc = tc.T_c
     Ts = [round(f * Tc, 5) for f in cfg["T_over_Tc"]]
     # one sweep for the figure's curves and the sampled temperatures (on the same grid)
     grid = np.unique(np.concatenate([np.linspace(0.0, 1.6 * Tc, 33), np.asarray(Ts)]))
@@ -133,8 +133,8 @@ def sigmoid_temperature(ctx: CaseContext) -> CaseOutcome:
                         for k in np.unique(keys_t)})
     figs = _figure(ctx, Tc, Ts, sampled, grid, curves, finite)
     notes = (f"T_c = {Tc:.5f} (P -> inf; codes just below: "
-             f"{ {c: round(w, 4) for c, w in tc['codes_below'].items()} }, above: "
-             f"{tc['code_above']}). Theory populations per T: "
+             f"{ {c: round(w, 4) for c, w in tc.codes_below.items()} }, above: "
+             f"{tc.code_above}). Theory populations per T: "
              f"{[dict(zip(s.code_strings(), np.round(s.P_gamma, 3).tolist(), strict=True)) for s in sweep]}; "
              f"sampled: {[{c: round(v, 3) for c, v in d.items()} for d in sampled]}. "
              "Finite-P code fractions per T: "

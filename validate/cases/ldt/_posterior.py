@@ -222,7 +222,7 @@ def feature_propagation(ctx: CaseContext) -> CaseOutcome:
     D = np.array([0.0, 1, 3, 10, 30, 100, 300, 1000])
     # one independent replica per entry of cfg["seeds"], each on its own stream of this case
     norms = np.array([feature_propagation_rkhs(D, d=cfg["d"], N=cfg["N"], n=cfg["n"],
-                                               seed=ctx.rng(s), rcond=1e-6)["rkhs_norm"]
+                                               seed=ctx.rng(s), rcond=1e-6).rkhs_norm
                       for s in cfg["seeds"]])
     big = D >= 100
     slopes = [np.polyfit(np.log(D[big]), np.log(r[big]), 1)[0] for r in norms]

@@ -93,10 +93,10 @@ def _simulate(ctx: CaseContext) -> dict:
             sim = prior_rare_event_is(alpha, d, N, chi=chi, tau_prop=tau_ex,
                                       n_net=cfg["n_net"], seed=rng)
             thr = outlier_threshold(d)
-            is_out = sim["w_abs"] > thr
+            is_out = sim.w_abs > thr
             n_out = is_out.sum(1).astype(float)
-            r_sum = np.where(is_out, sim["r"], 0.0).sum(1)
-            wgt = sim["weight"]
+            r_sum = np.where(is_out, sim.r, 0.0).sum(1)
+            wgt = sim.weight
             n_mean, n_se = weighted_mean_se(n_out, wgt)
             R, R_se = weighted_ratio_se(r_sum, n_out, wgt)
             wg = np.linspace(0.0, 2.5, 501)
@@ -104,11 +104,11 @@ def _simulate(ctx: CaseContext) -> dict:
             rows.append(dict(
                 d=d, N=N, chi=chi, E_exact=float(ex.energy), t_exact=t_ex, tau_exact=tau_ex,
                 E_eq36=float(fr.energy), t_eq36=float(fr.t_star),
-                n_out_eq36=float(fr.n_outliers), log_p=sim["log_p"], log_p_se=sim["log_p_se"],
-                ess=sim["ess"], n_out=n_mean, n_out_se=n_se, r_out=R, r_out_se=R_se,
+                n_out_eq36=float(fr.n_outliers), log_p=sim.log_p, log_p_se=sim.log_p_se,
+                ess=sim.ess, n_out=n_mean, n_out_se=n_se, r_out=R, r_out_se=R_se,
                 n_out_exact=float(ex.n_outliers), r_out_exact=float(ex.outlier_perp_norm2),
                 w_grid=wg, w_dens=dens,
-                hist=(sim["w_abs"], sim["r"], wgt)))
+                hist=(sim.w_abs, sim.r, wgt)))
         out[label] = rows
     # estimator cross-check: plain Monte Carlo of full networks where Pr is not tiny
     d, a_mc = cfg["mc_d"], cfg["mc_alpha"]
@@ -116,7 +116,7 @@ def _simulate(ctx: CaseContext) -> dict:
     rng = owner.rng(1)
     sim = prior_rare_event_is(a_mc, d, d, chi=1.0, tau_prop=tau, n_net=cfg["n_net"], seed=rng)
     p, se = direct_mc_probability(a_mc, d, d, chi=1.0, n_net=cfg["mc_n"], seed=rng)
-    out["mc"] = dict(d=d, alpha=a_mc, log_p_is=sim["log_p"], log_p_is_se=sim["log_p_se"],
+    out["mc"] = dict(d=d, alpha=a_mc, log_p_is=sim.log_p, log_p_is_se=sim.log_p_se,
                      log_p_mc=math.log(p) if p > 0 else -math.inf,
                      log_p_mc_se=se / p if p > 0 else math.inf)
     # per-neuron CGF by plain Monte Carlo of full prior weight vectors, at both saddle points

@@ -2,16 +2,24 @@
 equations at T > 0, their T -> 0 limit, the linear-network check, the T sweep and the critical
 temperature T_c above which one code is left."""
 
+import dataclasses
 import itertools
+import types
 
 import numpy as np
 import pytest
 from richlazy.theory import (
+    CodeTransition,
+    CriticalTemperature,
+    LocatedCodeTransition,
+    code_transitions,
+    locate_code_transition,
     locate_critical_temperature,
     solve_linear_network,
     solve_sigmoid_toy,
     solve_sigmoid_toy_populations,
     sweep_temperature,
+    sweep_y_minus,
     toy_class_targets,
 )
 from richlazy.theory.kernels._tilted import tilted_moments
@@ -121,8 +129,8 @@ def test_critical_temperature_is_where_the_single_code_branch_loses_global_maxim
     (populations [1]) below T_c; there another local maximum of g rises above the code's value.
     Its gap, extrapolated linearly to zero, gives the located T_c."""
     loc = locate_critical_temperature(0.05, 0.2, ratios=RHO, class_targets=YC, atol=1e-4)
-    Tc = loc["T_c"]
-    assert loc["code_above"] == "1-1-1" and len(loc["codes_below"]) >= 2
+    Tc = loc.T_c
+    assert loc.code_above == "1-1-1" and len(loc.codes_below) >= 2
     assert 0.07 < Tc < 0.1
     above = solve_sigmoid_toy(RHO, YC, T=Tc + 0.002)
     gaps = []
@@ -173,3 +181,64 @@ def test_temperature_validation():
         locate_critical_temperature(0.0, 0.05, ratios=RHO, class_targets=YC)
     with pytest.raises(ValueError, match="lower T_lo"):
         locate_critical_temperature(0.15, 0.3, ratios=RHO, class_targets=YC)
+
+
+# ------------------------------------------------------------------ result containers
+def _active(sol, min_weight=1e-6):
+    return {c: float(w) for c, w in zip(sol.code_strings(), sol.P_gamma, strict=True) if w > min_weight}
+
+
+def _check_old_dict_access(res, expected: dict):
+    """``res`` is frozen, ``res[old key]`` warns and returns the field, and ``expected`` (the dict
+    the function used to return) equals the fields."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(res, dataclasses.fields(res)[0].name, None)
+    for key, value in expected.items():
+        field = key if key.isidentifier() else None
+        with pytest.warns(DeprecationWarning, match=rf"result\['{key}'\] is deprecated; use result\."):
+            got = res[key]
+        assert got == value and (field is None or got is getattr(res, field))
+    with pytest.warns(DeprecationWarning, match="no longer a dict"):
+        assert list(res.keys()) == list(expected)
+    with pytest.raises(KeyError):
+        res["no such key"]
+
+
+def test_critical_temperature_result():
+    loc = locate_critical_temperature(0.05, 0.2, ratios=RHO, class_targets=YC, atol=0.02)
+    assert isinstance(loc, CriticalTemperature)
+    a, b = loc.interval
+    assert 0 < b - a <= 0.02 and loc.T_c == 0.5 * (a + b)
+    below, above = _active(solve_sigmoid_toy(RHO, YC, T=a)), _active(solve_sigmoid_toy(RHO, YC, T=b))
+    assert loc.codes_below == below and len(below) >= 2
+    assert list(above) == [loc.code_above] == ["1-1-1"]
+    _check_old_dict_access(loc, {"T_c": 0.5 * (a + b), "interval": (a, b), "codes_below": below,
+                                 "code_above": "1-1-1"})
+
+
+def test_code_transitions_result():
+    ys = [0.1, 0.3, 0.5]
+    sw = sweep_y_minus(ys, ratios=RHO)
+    codes = [tuple(sorted(_active(s))) for s in sw]
+    (tr,) = code_transitions(ys, sw)
+    assert isinstance(tr, CodeTransition) and tr.failed is None
+    assert codes[0] == codes[1] != codes[2]
+    _check_old_dict_access(tr, {"between": (0.3, 0.5), "before": codes[1], "after": codes[2]})
+    assert "failed" not in tr and "between" in tr
+    # a failed grid point: a first entry lists it (the old "failed" key), then the change around it
+    failed, change = code_transitions(ys, [sw[0], types.SimpleNamespace(converged=False), sw[2]])
+    assert (failed.between, failed.before, failed.after, failed.failed) == (None, None, None, (0.3,))
+    assert (change.between, change.before, change.after) == ((0.1, 0.5), codes[0], codes[2])
+    _check_old_dict_access(failed, {"between": None, "before": None, "after": None, "failed": (0.3,)})
+
+
+def test_located_code_transition_result():
+    loc = locate_code_transition(0.45, 0.5, ratios=RHO, atol=2e-2)
+    assert isinstance(loc, LocatedCodeTransition)
+    a, b = loc.interval
+    assert 0.45 <= a < b <= 0.5 and b - a <= 2e-2
+    before = tuple(sorted(_active(solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=a)))))
+    after = tuple(sorted(_active(solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=b)))))
+    assert before != after and "1-1-1" in after
+    _check_old_dict_access(loc, {"y_minus": 0.5 * (a + b), "interval": (a, b), "before": before,
+                                 "after": after})

@@ -239,10 +239,10 @@ def test_sweep_transition_is_where_the_111_maximum_ties():
     ys = np.array([0.45, 0.5])
     sols = sweep_y_minus(ys, ratios=RHO)
     tr = code_transitions(ys, sols)
-    assert len(tr) == 1 and tr[0]["between"] == (0.45, 0.5)
-    assert "1-1-1" in tr[0]["after"] and "1-1-1" not in tr[0]["before"]
+    assert len(tr) == 1 and tr[0].between == (0.45, 0.5)
+    assert "1-1-1" in tr[0].after and "1-1-1" not in tr[0].before
     loc = locate_code_transition(0.45, 0.5, ratios=RHO, atol=1e-3)
-    y_star = loc["y_minus"]
+    y_star = loc.y_minus
     gaps = []
     for dy in (0.01, 0.02):
         s = solve_sigmoid_toy(RHO, toy_class_targets(3, y_minus=y_star - dy))
