@@ -3,92 +3,15 @@ max-margin and Markov-walker solutions, lazy NTK bounds and kernel predictors, B
 classifiers.
 """
 
-from ._bayes import (
-    BayesAccuracy,
-    bayes_accuracy,
-    bayes_generalising_accuracy,
-    llr_generalising,
-    llr_memorising,
-)
-from ._max_margin_limit import (
-    MaxMarginAccuracy,
-    SymmetricMaxMargin,
-    sd_max_margin_accuracy,
-    sd_symmetric_max_margin,
-)
-from ._ntk import (
-    KernelAccuracy,
-    Theorem2Bound,
-    kernel_gradient_descent,
-    kernel_regression_predict,
-    relu_nngp_gram,
-    relu_ntk_gram,
-    sd_kernel_accuracy,
-    sd_kernel_accuracy_grid,
-    sd_test_pairs,
-    sd_training_pairs,
-    sphere_cosine_mean,
-    theorem2_bound,
-)
-from ._solutions import (
-    EQ3_READOUT_RATIO,
-    MarkovWalkerResult,
-    MaxMarginSolution,
-    circulant_eigenpairs,
-    eq3_accuracy,
-    handcrafted_accuracy,
-    handcrafted_different_accuracy,
-    handcrafted_solution,
-    ideal_max_margin_matrix,
-    max_margin_matrix,
-    max_margin_solution,
-    readout_drift_ratio,
-    readout_ratio_heuristic,
-    rich_accuracy,
-    rich_different_accuracy,
-    self_consistent_mu,
-    simulate_markov_walkers,
-    walker_drifts,
-)
+from . import _bayes, _max_margin_limit, _ntk, _solutions
+from ._bayes import *  # noqa: F403  (the names of _bayes.__all__)
+from ._max_margin_limit import *  # noqa: F403  (the names of _max_margin_limit.__all__)
+from ._ntk import *  # noqa: F403  (the names of _ntk.__all__)
+from ._solutions import *  # noqa: F403  (the names of _solutions.__all__)
 
 __all__ = [
-    "BayesAccuracy",
-    "bayes_accuracy",
-    "bayes_generalising_accuracy",
-    "llr_generalising",
-    "llr_memorising",
-    "EQ3_READOUT_RATIO",
-    "MarkovWalkerResult",
-    "MaxMarginSolution",
-    "circulant_eigenpairs",
-    "eq3_accuracy",
-    "handcrafted_accuracy",
-    "handcrafted_different_accuracy",
-    "handcrafted_solution",
-    "ideal_max_margin_matrix",
-    "max_margin_matrix",
-    "max_margin_solution",
-    "readout_drift_ratio",
-    "readout_ratio_heuristic",
-    "rich_accuracy",
-    "rich_different_accuracy",
-    "self_consistent_mu",
-    "simulate_markov_walkers",
-    "walker_drifts",
-    "KernelAccuracy",
-    "Theorem2Bound",
-    "kernel_gradient_descent",
-    "kernel_regression_predict",
-    "relu_nngp_gram",
-    "relu_ntk_gram",
-    "sd_kernel_accuracy",
-    "sd_kernel_accuracy_grid",
-    "sd_test_pairs",
-    "sd_training_pairs",
-    "sphere_cosine_mean",
-    "theorem2_bound",
-    "MaxMarginAccuracy",
-    "SymmetricMaxMargin",
-    "sd_max_margin_accuracy",
-    "sd_symmetric_max_margin",
+    *_bayes.__all__,
+    *_max_margin_limit.__all__,
+    *_ntk.__all__,
+    *_solutions.__all__,
 ]

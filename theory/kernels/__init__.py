@@ -2,54 +2,9 @@
 closed forms per layer, tilted single-neuron integrals (numba kernels behind validating wrappers).
 """
 
-from ._gauss import (
-    ACTIVATIONS,
-    gauss_hermite_nodes,
-    gaussian_expectation,
-    gaussian_pair_expectation,
-    phi,
-    phi_prime,
-)
-from ._nngp import (
-    deep_nngp_cross_kernel,
-    deep_nngp_kernel,
-    derivative_expectation,
-    mean_activation,
-    nngp_cross_kernel,
-    nngp_expectation,
-    nngp_kernel,
-    relu_ntk,
-    relu_ntk_unit_sphere,
-    two_layer_ntk,
-)
-from ._tilted import (
-    TILTED_ACTIVATIONS,
-    saddle_moments,
-    tilted_density,
-    tilted_moments,
-    tilted_moments_quad,
-)
+from . import _gauss, _nngp, _tilted
+from ._gauss import *  # noqa: F403  (the names of _gauss.__all__)
+from ._nngp import *  # noqa: F403  (the names of _nngp.__all__)
+from ._tilted import *  # noqa: F403  (the names of _tilted.__all__)
 
-__all__ = [
-    "ACTIVATIONS",
-    "gauss_hermite_nodes",
-    "gaussian_expectation",
-    "gaussian_pair_expectation",
-    "phi",
-    "phi_prime",
-    "deep_nngp_cross_kernel",
-    "deep_nngp_kernel",
-    "derivative_expectation",
-    "mean_activation",
-    "nngp_cross_kernel",
-    "nngp_expectation",
-    "nngp_kernel",
-    "relu_ntk",
-    "relu_ntk_unit_sphere",
-    "two_layer_ntk",
-    "TILTED_ACTIVATIONS",
-    "saddle_moments",
-    "tilted_density",
-    "tilted_moments",
-    "tilted_moments_quad",
-]
+__all__ = [*_gauss.__all__, *_nngp.__all__, *_tilted.__all__]
