@@ -43,6 +43,8 @@ def test_api_pages_list_exactly_the_public_names(stem):
 
 @pytest.mark.slow
 def test_site_builds_strict_and_passes_the_browser_check(tmp_path):
+    # the site's tools are the optional docs extra and Debian packages (README, "Documentation
+    # site"); the README's two commands install neither, CI installs both (.ci/run)
     for mod in ("mkdocs", "mkdocstrings_handlers.python", "selenium"):
         if importlib.util.find_spec(mod.split(".")[0]) is None or importlib.util.find_spec(mod) is None:
             pytest.skip(f"{mod} is not installed (pip install -e '.[docs]')")

@@ -50,7 +50,7 @@ def test_every_main_text_figure_and_table_is_catalogued():
 def test_main_text_list_matches_the_seed_captions():
     """The figure and table numbers of the main texts, read from the captions in the seeds."""
     seeds = ROOT.parent / "shared" / "seeds"
-    if not seeds.is_dir():
+    if not seeds.is_dir():  # a clone without ../shared beside it (CI and the dev setup have it)
         pytest.skip("seed texts not present")
     # 000: captions "Fig. N |" and "Table N |" before the Methods' "Figure N:" parameter lists
     text = (next(seeds.glob("000_*.txt"))).read_text()
