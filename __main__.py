@@ -2,7 +2,7 @@
 
 import sys
 
-from richlazy.validate.core._cli import main
+from richlazy.validate.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

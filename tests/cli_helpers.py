@@ -1,6 +1,6 @@
 """Helpers shared by the command-line tests (on sys.path through pytest's ``pythonpath``)."""
 
-from richlazy.validate.core._cli import main
+from richlazy.validate.cli import main
 
 
 def run_main(argv):

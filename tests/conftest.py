@@ -31,23 +31,22 @@ def pytest_configure(config):
 
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker per usable core, at most 8 (each worker imports torch)."""
-    from richlazy.validate.core._cli import usable_cores
+    from richlazy.validate.cli._common import usable_cores
 
     return min(usable_cores(), 8)
 
 
 @pytest.fixture
-def scratch_registry(monkeypatch):
+def scratch_registry():
     """The case registry swapped for a copy for one test (restored after), so that cases a test
-    registers vanish with it. Every case module is imported into the real registry first: a
-    module first imported while the copy is active would register into the throw-away copy and
-    be missing for later tests in the same process (which tests those are depends on the order,
-    e.g. under pytest-xdist)."""
+    registers vanish with it. Every case module is imported into the real registry first
+    (``Registry.scratch``): a module first imported while the copy is active would register into
+    the throw-away copy and be missing for later tests in the same process (which tests those are
+    depends on the order, e.g. under pytest-xdist)."""
     from richlazy.validate.core import _registry
 
-    _registry.all_cases()
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
-    return _registry._REGISTRY
+    with _registry._CASES.scratch() as specs:
+        yield specs
 
 
 @pytest.fixture

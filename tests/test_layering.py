@@ -118,3 +118,69 @@ def test_the_layering_check_sees_a_planted_violation(tmp_path, monkeypatch):
                                                 "richlazy.theory.coding.sigmoid._toy"]
     deep_bad = _coding_violations(_CODING / "deep" / "_planted.py", "deep")
     assert deep_bad == ["theory/coding/deep/_planted.py:1: imports richlazy.theory.coding.sigmoid._general"]
+
+
+# ---------------------------------------------------------------------------------------------
+# validate: the command line is the top floor, core the ground floor
+# ---------------------------------------------------------------------------------------------
+
+_VALIDATE = _ROOT / "validate"
+_CLI = "richlazy.validate.cli"
+#: the modules outside validate/cli that may import the command line: ``python -m richlazy``
+_CLI_CALLERS = {"__main__.py"}
+
+
+def _names_cli(dotted: str) -> bool:
+    return dotted == _CLI or dotted.startswith(_CLI + ".")
+
+
+def _cli_imports(path: pathlib.Path, source: str | None = None) -> list:
+    """The imports of ``path`` that reach ``richlazy.validate.cli`` (at any depth of the file)."""
+    seen = []
+    for mod, full, line in import_targets(path, source):
+        if _names_cli(mod) or _names_cli(full):
+            entry = f"{path.relative_to(_ROOT)}:{line}: imports {full if _names_cli(full) else mod}"
+            if entry not in seen:
+                seen.append(entry)
+    return seen
+
+
+def _package_files() -> list:
+    files = sorted(_ROOT.glob("*.py"))
+    for top in ("theory", "simulate", "validate"):
+        files += sorted((_ROOT / top).rglob("*.py"))
+    return files
+
+
+def test_validate_core_imports_nothing_of_the_command_line():
+    """validate/core is the ground floor (registry, runner, compare, sampling, lock, report
+    diff): the command line stands on it, never the other way round."""
+    files = sorted((_VALIDATE / "core").rglob("*.py"))
+    assert len(files) > 5
+    bad = [v for p in files for v in _cli_imports(p)]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_command_line_and_main_import_the_command_line():
+    """Nothing of theory, simulate or validate outside validate/cli imports it; the package's
+    ``__main__`` (``python -m richlazy``) is the one caller, besides the console script."""
+    files = [p for p in _package_files()
+             if (_VALIDATE / "cli") not in p.parents
+             and str(p.relative_to(_ROOT)) not in _CLI_CALLERS]
+    assert len(files) > 100
+    bad = [v for p in files for v in _cli_imports(p)]
+    assert not bad, "\n".join(bad)
+    for name in _CLI_CALLERS:  # a caller that no longer calls it leaves the list
+        assert _cli_imports(_ROOT / name), f"{name} no longer imports {_CLI}: drop it"
+
+
+def test_the_command_line_checks_see_planted_violations():
+    core = _VALIDATE / "core" / "_planted.py"
+    planted = ("from ..cli._common import usable_cores\nfrom .. import cli\n"
+               "def f():\n    from richlazy.validate.cli import main\n"
+               "from ..sweeps import sweep\nfrom .._cli_free import x\n")
+    assert _cli_imports(core, planted) == [
+        "validate/core/_planted.py:1: imports richlazy.validate.cli._common.usable_cores",
+        "validate/core/_planted.py:2: imports richlazy.validate.cli",
+        "validate/core/_planted.py:4: imports richlazy.validate.cli.main",
+    ]

@@ -238,16 +238,11 @@ def _with_tiny_case(fn):
         from richlazy.validate import CaseOutcome, compare, register_case
         from richlazy.validate.core import _registry
 
-        _registry.all_cases()  # case modules register into the real registry, not the copy
-        saved = _registry._REGISTRY
-        _registry._REGISTRY = dict(saved)
-        try:
+        with _registry._CASES.scratch():  # case modules register into the real registry first
             register_case(_TINY_CASE, description="conformance fixture", suites=("quick",))(
                 lambda ctx: CaseOutcome([compare("x", 1.0, 1.05, stderr=0.1, tol=3.0)])
             )
             return fn(**kw)
-        finally:
-            _registry._REGISTRY = saved
 
     return call
 

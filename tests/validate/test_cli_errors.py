@@ -108,12 +108,10 @@ def test_cuda_without_cuda_exit_2(argv, tmp_path, capsys):
 
 
 @pytest.fixture
-def fake_benchmarks(monkeypatch):
+def fake_benchmarks():
     """A registry of fast stand-ins with the real names and devices; records every call."""
     real = _bench_registry.benchmarks()
     calls = []
-    monkeypatch.setattr(_bench_registry, "BENCH_MODULES", ())
-    monkeypatch.setattr(_bench_registry, "_BENCHES", {})
 
     def make(name):
         def fn(*, device, min_time):
@@ -126,10 +124,11 @@ def fake_benchmarks(monkeypatch):
 
         return fn
 
-    for name, spec in real.items():
-        _bench_registry.register_benchmark(name, description=spec.description,
-                                           devices=spec.devices)(make(name))
-    return real, calls
+    with _bench_registry._BENCHMARKS.scratch(empty=True):
+        for name, spec in real.items():
+            _bench_registry.register_benchmark(name, description=spec.description,
+                                               devices=spec.devices)(make(name))
+        yield real, calls
 
 
 def test_bench_cuda_for_a_cpu_only_benchmark_is_refused_before_anything_runs(
@@ -183,7 +182,7 @@ def test_run_benchmark_rejects_bad_threads():
 _CTRL_C_SCRIPT = textwrap.dedent('''
     import pathlib, signal, sys, time
     from richlazy.validate import CaseOutcome, compare, register_case
-    from richlazy.validate.core._cli import main
+    from richlazy.validate.cli import main
 
     # what a terminal gives the process: CI may start the tests as a background job, whose children
     # inherit SIGINT ignored, and Python keeps an ignored SIGINT ignored
@@ -249,7 +248,7 @@ def _modules_after(code: str) -> set:
 @pytest.mark.slow
 def test_tables_imports_neither_torch_nor_matplotlib():
     mods = _modules_after("import io, contextlib\n"
-                          "from richlazy.validate.core._cli import main\n"
+                          "from richlazy.validate.cli import main\n"
                           "with contextlib.redirect_stdout(io.StringIO()):\n"
                           "    assert main(['tables']) == 0\n")
     assert "torch" not in mods and "matplotlib" not in mods
@@ -262,7 +261,7 @@ def test_tables_entry_point_imports_no_torch():
             "sys.argv = ['richlazy', 'tables', '--format', 'csv']\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try:\n"
-            "        runpy.run_module('richlazy.validate.core._cli', run_name='__main__')\n"
+            "        runpy.run_module('richlazy', run_name='__main__')\n"
             "    except SystemExit as e:\n"
             "        assert e.code == 0, e.code\n")
     mods = _modules_after(code)
@@ -283,7 +282,8 @@ def test_validate_package_is_lazy_and_complete():
 
 
 def test_workers_auto_is_one_worker_per_usable_core_and_bad_counts_exit_2(capsys):
-    from richlazy.validate.core._cli import build_parser, usable_cores
+    from richlazy.validate.cli._common import usable_cores
+    from richlazy.validate.cli._main import build_parser
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert usable_cores() == cores

@@ -12,7 +12,9 @@ import time
 import pytest
 from cli_helpers import one_error_line as _one_error_line
 from cli_helpers import run_main as _rc
-from richlazy.validate.core._cli import build_parser, main, usable_cores
+from richlazy.validate.cli import main
+from richlazy.validate.cli._common import usable_cores
+from richlazy.validate.cli._main import build_parser
 from richlazy.validate.core._compare import compare
 from richlazy.validate.core._registry import CaseOutcome, register_case
 
@@ -295,9 +297,9 @@ def test_help_and_readme_show_the_scheduler_options(capsys):
         for opt in ("--scheduler-timeout", "--scheduler-security", "--workers", "--seed"):
             assert opt in text, (cmd, opt)
     assert "--scheduler-timeout S" in readme and "--scheduler-security FILE" in readme
-    from richlazy.validate.core import _cli
+    from richlazy.validate.cli import _main
 
-    assert "--scheduler-timeout S" in _cli.__doc__ and "--scheduler-security FILE" in _cli.__doc__
+    assert "--scheduler-timeout S" in _main.__doc__ and "--scheduler-security FILE" in _main.__doc__
 
 
 def test_distributed_doc_says_how_to_secure_a_scheduler():

@@ -4,7 +4,7 @@ import json
 
 import pytest
 from richlazy.validate.cases.coding import _linear as _cases_coding
-from richlazy.validate.core._cli import main
+from richlazy.validate.cli import main
 from richlazy.validate.core._compare import compare
 from richlazy.validate.core._registry import CaseOutcome, register_case
 

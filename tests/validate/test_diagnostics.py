@@ -9,7 +9,7 @@ import pytest
 import torch
 from numpy.polynomial.hermite_e import hermeval
 from richlazy.validate import compare, stats
-from richlazy.validate.core._cli import main
+from richlazy.validate.cli import main
 from richlazy.validate.core._compare import VERDICTS, Quantity, case_verdict
 from richlazy.validate.core._registry import CaseOutcome, register_case
 from richlazy.validate.core._sampling import (

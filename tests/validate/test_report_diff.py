@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from richlazy.validate.core._cli import main
+from richlazy.validate.cli import main
 from richlazy.validate.core._report_diff import diff_reports
 
 

@@ -31,7 +31,7 @@ def test_equality_case_modules_register_every_case():
     code = ("import importlib; from richlazy.validate.core import _registry as r; "
             "[importlib.import_module('richlazy.validate.cases.equality.' + m) "
             "for m in ('_rich', '_lazy', '_noisy', '_vision')]; "
-            "print('\\n'.join(sorted(r._REGISTRY)))")
+            "print('\\n'.join(sorted(r._CASES.specs)))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     expected = {"equality/rich-accuracy-vs-L", "equality/weight-alignment",
                 "equality/dimension-dependence", "equality/ntk-vs-lazy",

@@ -26,7 +26,7 @@ def _stable(rows):
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "richlazy.validate.core._cli", *args],
+    return subprocess.run([sys.executable, "-m", "richlazy", *args],
                           capture_output=True, text=True, env=ENV, timeout=kw.pop("timeout", 300),
                           **kw)
 
@@ -174,7 +174,7 @@ GRID = ["--grid", "n=30..33", "--grid", "chunks=3", "--grid", "sleep=0.15"]
 def test_resume_after_sigkill_gives_the_uninterrupted_table(tmp_path):
     ref = sweep("selftest", {"n": [30, 31, 32, 33], "chunks": [3], "sleep": [0.15]}, seeds=2)
     out = tmp_path / "sw"
-    cmd = [sys.executable, "-m", "richlazy.validate.core._cli", "sweep", "selftest", *GRID,
+    cmd = [sys.executable, "-m", "richlazy", "sweep", "selftest", *GRID,
            "--seeds", "2", "--out", str(out), "--quiet", "--no-figures"]
     proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_points(out, 3, proc)
@@ -204,7 +204,7 @@ def test_ctrl_c_exits_130_with_a_consistent_table(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-c",
          "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-         "from richlazy.validate.core._cli import main; sys.exit(main(sys.argv[1:]))",
+         "from richlazy.validate.cli import main; sys.exit(main(sys.argv[1:]))",
          "sweep", "selftest", *GRID, "--seeds", "2", "--out", str(out), "--no-figures"],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_points(out, 2, proc)

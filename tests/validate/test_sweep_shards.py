@@ -14,8 +14,8 @@ import sys
 
 import pytest
 from richlazy.validate import sweep
+from richlazy.validate.cli import main
 from richlazy.validate.core import _lock
-from richlazy.validate.core._cli import main
 from richlazy.validate.sweeps._store import read_table_csv
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",

@@ -8,16 +8,18 @@ the CLI does not).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from richlazy.theory.checks import check_int, check_pos_float
 
+from ..core._names import Registry
+
 __all__ = ["BenchResult", "BenchSpec", "benchmark_device", "benchmarks", "register_benchmark",
            "run_benchmark"]
 
-# Modules that register benchmarks; imported by benchmarks(). Add new benchmark modules here.
+# Modules that register benchmarks; imported on the first lookup (benchmarks(), run_benchmark()).
+# Add new benchmark modules here.
 BENCH_MODULES = (
     "richlazy.validate.benchmarks._sampler",
     "richlazy.validate.benchmarks._mcmc",
@@ -53,7 +55,7 @@ class BenchSpec:
     fn: Callable[..., BenchResult]
 
 
-_BENCHES: dict[str, BenchSpec] = {}
+_BENCHMARKS: Registry[BenchSpec] = Registry("benchmark", BENCH_MODULES)
 
 
 def register_benchmark(name: str, *, description: str, devices: tuple[str, ...] = ("cpu", "cuda")):
@@ -62,33 +64,26 @@ def register_benchmark(name: str, *, description: str, devices: tuple[str, ...] 
     ``devices`` lists the device types the benchmark can run on; theory benchmarks are CPU only.
     """
     def deco(fn):
-        if name in _BENCHES and _BENCHES[name].fn is not fn:
-            raise ValueError(f"benchmark {name!r} is registered twice")
-        _BENCHES[name] = BenchSpec(name, tuple(devices), description, fn)
+        _BENCHMARKS.add(name, BenchSpec(name, tuple(devices), description, fn))
         return fn
 
     return deco
 
 
 def benchmarks() -> dict[str, BenchSpec]:
-    """All registered benchmarks, in registration order."""
-    for mod in BENCH_MODULES:
-        importlib.import_module(mod)
-    return dict(_BENCHES)
+    """All registered benchmarks, in registration order (imports the benchmark modules)."""
+    return _BENCHMARKS.all()
 
 
 def benchmark_device(name: str, device: str = "auto") -> str:
     """The device benchmark ``name`` runs on for the request ``device`` ("auto": CUDA when present
     and supported by the benchmark, else CPU).
 
-    Raises ValueError for an unknown name or a device the benchmark (or this machine) does not
-    support - never a silent fallback to another device. Nothing runs, so a command can check all
-    its benchmarks before it starts the first.
+    Raises ValueError for an unknown name (suggesting close names) or a device the benchmark (or
+    this machine) does not support - never a silent fallback to another device. Nothing runs, so a
+    command can check all its benchmarks before it starts the first.
     """
-    specs = benchmarks()
-    if name not in specs:
-        raise ValueError(f"benchmark must be one of {','.join(specs)}, got {name!r}")
-    spec = specs[name]
+    spec = _BENCHMARKS.get(name)
     from richlazy.simulate import resolve_device
 
     if device == "auto":
@@ -116,7 +111,7 @@ def run_benchmark(name: str, *, device: str = "auto", min_time: float = 1.0,
     """
     dev = benchmark_device(name, device)
     min_time = check_pos_float("min_time", min_time)
-    spec = benchmarks()[name]
+    spec = _BENCHMARKS.get(name)
     if threads is None:
         res = spec.fn(device=dev, min_time=min_time)
     else:

@@ -4,13 +4,16 @@ A case is a function ``fn(ctx: CaseContext) -> CaseOutcome`` registered under a 
 ``"<paper>/<name>"`` where ``<paper>`` is one of ``coding``, ``ldt``, ``equality``, ``richness``.
 Cases never print; they may report progress through ``ctx.progress`` (a bool the case passes on to
 the sampler driver) and write figures into ``ctx.out_dir``.
+
+The registry is a :class:`Registry` (``_names``), the one mechanism of cases, sweep experiments
+and benchmarks: the case modules of ``_CASE_MODULES`` are imported on the first lookup, and a
+name registered twice with another function is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fnmatch
-import importlib
 import numbers
 import pathlib
 import zlib
@@ -21,6 +24,7 @@ import numpy as np
 from richlazy.theory.checks import check_int
 
 from ._compare import Quantity
+from ._names import Registry
 
 __all__ = [
     "PAPERS",
@@ -38,7 +42,7 @@ __all__ = [
 PAPERS = ("coding", "ldt", "equality", "richness")
 SUITES = ("quick", "full")
 
-# Modules that define cases; imported lazily by all_cases(). Add new case modules here.
+# Modules that define cases; imported on the first lookup (all_cases()). Add new case modules here.
 _CASE_MODULES = (
     "richlazy.validate.cases.coding._linear",
     "richlazy.validate.cases.coding._sigmoid",
@@ -170,7 +174,7 @@ class CaseSpec:
     fn: Callable[[CaseContext], CaseOutcome]
 
 
-_REGISTRY: dict[str, CaseSpec] = {}
+_CASES: Registry[CaseSpec] = Registry("case", _CASE_MODULES)
 
 
 def register_case(name: str, *, description: str, suites: tuple[str, ...] = SUITES):
@@ -183,29 +187,15 @@ def register_case(name: str, *, description: str, suites: tuple[str, ...] = SUIT
         raise ValueError(f"suites must be a non-empty subset of {SUITES}, got {suites!r}")
 
     def deco(fn):
-        if name in _REGISTRY and _REGISTRY[name].fn is not fn:
-            raise ValueError(f"case {name!r} is registered twice")
-        _REGISTRY[name] = CaseSpec(name, paper, tuple(suites), description, fn)
+        _CASES.add(name, CaseSpec(name, paper, tuple(suites), description, fn))
         return fn
 
     return deco
 
 
-def import_modules(modules) -> None:
-    """Import the registering modules that exist (a missing one is skipped; an import error
-    inside one is raised). One rule for case and sweep-experiment registries."""
-    for mod in modules:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-
-
 def all_cases() -> dict[str, CaseSpec]:
-    """All registered cases (imports the case modules that exist)."""
-    import_modules(_CASE_MODULES)
-    return dict(sorted(_REGISTRY.items()))
+    """All registered cases by name, sorted (imports the case modules that exist)."""
+    return dict(sorted(_CASES.all().items()))
 
 
 def get_cases(suite: str, only: str | None = None) -> list[CaseSpec]:

@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core._registry import SeedStreams, check_stream, import_modules
+from ..core._names import Registry
+from ..core._registry import SeedStreams, check_stream
 from ._store import RESERVED_COLUMNS, check_column_name
 
 __all__ = ["Param", "SweepContext", "SweepSpec", "register_sweep", "get_sweep", "all_sweeps",
            "check_grid", "config_json", "grid_points"]
 
-# Modules that register experiments; imported lazily by all_sweeps(). Add new ones here.
+# Modules that register experiments; imported on the first lookup (all_sweeps(), get_sweep()).
+# Add new ones here.
 _SWEEP_MODULES = (
     "richlazy.validate.sweeps.experiments._selftest",
     "richlazy.validate.sweeps.experiments._equality",
@@ -134,7 +136,7 @@ class SweepSpec:
     figures: tuple = ()
 
 
-_REGISTRY: dict[str, SweepSpec] = {}
+_SWEEPS: Registry[SweepSpec] = Registry("sweep experiment", _SWEEP_MODULES)
 
 
 def register_sweep(name: str, *, description: str, params: Mapping[str, Param],
@@ -154,30 +156,24 @@ def register_sweep(name: str, *, description: str, params: Mapping[str, Param],
                          f"table's own columns {sorted(RESERVED_COLUMNS)}; rename them")
 
     def deco(fn):
-        if name in _REGISTRY and _REGISTRY[name].fn is not fn:
-            raise ValueError(f"sweep {name!r} is registered twice")
-        _REGISTRY[name] = SweepSpec(name, description, dict(params), fn, bool(uses_gpu),
-                                    tuple(metrics), tuple(figures))
+        _SWEEPS.add(name, SweepSpec(name, description, dict(params), fn, bool(uses_gpu),
+                                    tuple(metrics), tuple(figures)))
         return fn
 
     return deco
 
 
 def all_sweeps() -> dict[str, SweepSpec]:
-    """All registered experiments (imports the experiment modules that exist)."""
-    import_modules(_SWEEP_MODULES)
-    return dict(sorted(_REGISTRY.items()))
+    """All registered experiments by name, sorted (imports the experiment modules that exist)."""
+    return dict(sorted(_SWEEPS.all().items()))
 
 
 def get_sweep(name) -> SweepSpec:
-    """The registered experiment ``name`` (ValueError listing the names when unknown)."""
-    specs = all_sweeps()
+    """The registered experiment ``name`` (ValueError suggesting close names and listing all
+    when unknown)."""
     if not isinstance(name, str):
         raise TypeError(f"name must be an experiment name (str), got {type(name).__name__}")
-    if name not in specs:
-        raise ValueError(f"unknown sweep experiment name {name!r}; registered: "
-                         f"{', '.join(specs)}")
-    return specs[name]
+    return _SWEEPS.get(name)
 
 
 def check_grid(grid, params: Mapping[str, Param] | None) -> dict[str, list]:

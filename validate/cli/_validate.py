@@ -1,4 +1,4 @@
-"""The ``richlazy validate``, ``list``, ``info`` and ``bench`` commands (see ``_cli``): their
+"""The ``richlazy validate``, ``list``, ``info`` and ``bench`` commands (see ``_main``): their
 subparsers (``add_parsers``, in the order ``richlazy --help`` lists them) and their handlers
 (``COMMANDS``, command name -> ``_cmd_*``). Each handler checks every argument before anything is
 written and returns the exit code; torch, numba and the case registry are imported only inside
@@ -11,7 +11,7 @@ import platform
 import sys
 
 from ... import __version__
-from ._cli_common import (
+from ._common import (
     _THREADS,
     _check_out,
     _check_scheduler,
@@ -60,10 +60,10 @@ def add_parsers(sub) -> None:
 
 
 def _cmd_validate(args) -> int:
+    from ..core._compare import VERDICTS
+    from ..core._registry import get_cases
+    from ..core._runner import resolve_device_name, run_suite
     from ..rendering._report import render_case_line
-    from ._compare import VERDICTS
-    from ._registry import get_cases
-    from ._runner import resolve_device_name, run_suite
 
     try:
         resolve_device_name(args.device)
@@ -108,7 +108,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from ._registry import all_cases
+    from ..core._registry import all_cases
 
     for name, spec in all_cases().items():
         print(f"{name}\t{','.join(spec.suites)}\t{spec.paper}")

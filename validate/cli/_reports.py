@@ -1,4 +1,4 @@
-"""The ``richlazy diff``, ``validation-page`` and ``tables`` commands (see ``_cli``): commands that
+"""The ``richlazy diff``, ``validation-page`` and ``tables`` commands (see ``_main``): commands that
 read finished reports or the analytic theory and print (or write) a table or a page. Their
 subparsers (``add_parsers``, in the order ``richlazy --help`` lists them) and handlers
 (``COMMANDS``). Nothing here imports torch or matplotlib: ``tables`` must stay light, and the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pathlib
 
-from ._cli_common import _check_out_file, _fail, _positive_number
+from ._common import _check_out_file, _fail, _positive_number
 
 
 def add_parsers(sub) -> None:
@@ -57,8 +57,8 @@ def _cmd_tables(args) -> int:
 
 
 def _cmd_diff(args) -> int:
+    from ..core._report_diff import diff_reports
     from ..rendering._report_diff import render_report_diff
-    from ._report_diff import diff_reports
 
     try:
         d = diff_reports(args.a, args.b, names=("REPORT_A", "REPORT_B"))

@@ -1,4 +1,4 @@
-"""The ``richlazy sweep`` command (see ``_cli``): its subparser (``add_parser``: --list,
+"""The ``richlazy sweep`` command (see ``_main``): its subparser (``add_parser``: --list,
 --describe, --grid, --seeds, the executor options and the mutually exclusive --shard I/N and
 --print-sbatch N of a Slurm array), the parsing of ``--grid KEY=V1,V2`` against an experiment's
 parameters, and the handler ``_cmd_sweep``, which checks every argument (and reaches a
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._cli_common import (
+from ._common import (
     _THREADS,
     _check_out,
     _check_scheduler,

@@ -1,4 +1,4 @@
-"""The ``richlazy reproduce`` command (see ``_cli``): its subparser (``add_parser``) and handler
+"""The ``richlazy reproduce`` command (see ``_main``): its subparser (``add_parser``) and handler
 (``COMMANDS``). The catalogue and the run live in ``richlazy.validate.reproduce``; every argument
 (key, size, device, --out) is checked before anything is written, and the cases run through the
 same runner as ``richlazy validate --only NAME``.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ._cli_common import _THREADS, _check_out, _fail, _run_command, _seed
+from ._common import _THREADS, _check_out, _fail, _run_command, _seed
 
 
 def add_parser(sub) -> None:

@@ -1,4 +1,4 @@
-"""Shared pieces of the ``richlazy`` command line (see ``_cli``): the one-line error and its exit
+"""Shared pieces of the ``richlazy`` command line (see ``_main``): the one-line error and its exit
 code 2, the parser class that reports bad arguments as one line, the value checks of options
 used by several commands (seed, thread and worker counts, positive numbers), the --workers /
 --scheduler options with their checks and connection, and the --out folder and file checks and
@@ -181,8 +181,8 @@ def _executor(args, scheduler, stack: contextlib.ExitStack):
 
 def _claim_out(out, stack: contextlib.ExitStack, shard: tuple[int, int] | None = None) -> None:
     """Create --out and hold its (or ``shard``'s) lock for the rest of ``stack`` (ValueError)."""
-    from ._lock import out_lock, shard_lock
-    from ._runner import prepare_out_dir
+    from ..core._lock import out_lock, shard_lock
+    from ..core._runner import prepare_out_dir
 
     prepare_out_dir(out, name="--out")
     stack.enter_context(out_lock(out, name="--out") if shard is None

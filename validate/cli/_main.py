@@ -36,14 +36,14 @@ Exit codes: 0 success, 1 a selected validation case (or sweep task) failed, 2 ba
 use, a --device this machine or benchmark does not have, a scheduler that cannot be reached),
 130 interrupted (Ctrl-C; ``validate`` resumes when rerun).
 
-``python -m richlazy ...`` runs the same ``main``.
+``python -m richlazy ...`` runs the same ``main`` (the package's ``__main__``).
 
 Only what a command needs is imported: ``tables`` imports neither torch nor matplotlib.
 
-The commands live in ``_cli_validate`` (validate, list, info, bench), ``_cli_sweep`` (sweep),
-``_cli_reports`` (diff, validation-page, tables) and ``_cli_reproduce`` (reproduce), their shared
-checks in ``_cli_common``; this module assembles the parser, dispatches, and turns Ctrl-C and
-report warnings into one line.
+The commands live in ``_validate`` (validate, list, info, bench), ``_sweep`` (sweep),
+``_reports`` (diff, validation-page, tables) and ``_reproduce`` (reproduce), their shared checks
+in ``_common``; this module assembles the parser, dispatches, and turns Ctrl-C and report
+warnings into one line.
 """
 
 from __future__ import annotations
@@ -53,31 +53,12 @@ import sys
 import warnings
 
 from ... import __version__  # the one source: pyproject's version, read from the installed metadata
-from . import _cli_reports, _cli_reproduce, _cli_sweep, _cli_validate
-from ._cli_common import INTERRUPTED as INTERRUPTED
-from ._cli_common import RESUME_HINT as RESUME_HINT
-from ._cli_common import SCHEDULER_TIMEOUT_S as SCHEDULER_TIMEOUT_S
-from ._cli_common import WORKERS_PER_CORE as WORKERS_PER_CORE
-from ._cli_common import _check_out as _check_out
-from ._cli_common import _check_out_file as _check_out_file
-from ._cli_common import _check_scheduler as _check_scheduler
-from ._cli_common import _fail as _fail
-from ._cli_common import _Parser
-from ._cli_common import usable_cores as usable_cores
-from ._cli_reports import _cmd_diff as _cmd_diff
-from ._cli_reports import _cmd_tables as _cmd_tables
-from ._cli_reports import _cmd_validation_page as _cmd_validation_page
-from ._cli_sweep import _cmd_sweep as _cmd_sweep
-from ._cli_sweep import _parse_grid as _parse_grid
-from ._cli_validate import _cmd_bench as _cmd_bench
-from ._cli_validate import _cmd_info as _cmd_info
-from ._cli_validate import _cmd_list as _cmd_list
-from ._cli_validate import _cmd_validate as _cmd_validate
+from . import _reports, _reproduce, _sweep, _validate
+from ._common import INTERRUPTED, _Parser
 
 __all__ = ["main", "build_parser"]
 
-_COMMANDS = {**_cli_validate.COMMANDS, **_cli_sweep.COMMANDS, **_cli_reports.COMMANDS,
-             **_cli_reproduce.COMMANDS}
+_COMMANDS = {**_validate.COMMANDS, **_sweep.COMMANDS, **_reports.COMMANDS, **_reproduce.COMMANDS}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,10 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print richlazy's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    _cli_validate.add_parsers(sub)  # validate, list, info, bench: the order --help lists them in
-    _cli_sweep.add_parser(sub)
-    _cli_reports.add_parsers(sub)  # diff, validation-page, tables
-    _cli_reproduce.add_parser(sub)
+    _validate.add_parsers(sub)  # validate, list, info, bench: the order --help lists them in
+    _sweep.add_parser(sub)
+    _reports.add_parsers(sub)  # diff, validation-page, tables
+    _reproduce.add_parser(sub)
     return p
 
 
@@ -119,6 +100,3 @@ def _warning_printer(show):
 
     return printer
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
