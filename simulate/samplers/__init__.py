@@ -13,6 +13,7 @@
 * ``_annealing``, ``_annealing_stats``  population annealing (tempered SMC) over G populations in
   the ensemble dimension: adaptive schedule, log evidence, family diagnostics
 * ``_driver``     ``run_chain``: burn-in, thinning, checkpoints, divergence / low acceptance
+* ``_checkpoint`` atomic writes and the checkpoint file format that ``run_chain`` resumes from
 """
 
 from ._annealing import AnnealingRun, population_annealing

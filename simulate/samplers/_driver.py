@@ -23,24 +23,30 @@ proposed); the driver averages it per pair over the steps that proposed it (``Ch
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import pathlib
-import re
-import socket
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
 
-import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 from .._divergence import SamplerDivergedError, member_list, nonfinite_members
-from ..checks import check_count, check_generator, check_nonneg_float, check_real
+from ..checks import check_count, check_generator, check_real
+from ._checkpoint import (
+    _STATS_KEYS,
+    _checkpoint_problem,
+    _read_checkpoint,
+    _state_to_dict,
+    _unplain,
+    _write_checkpoint,
+    atomic_torch_save,
+    atomic_write,
+    clean_orphaned_temp_files,
+)
 
 __all__ = ["ChainRun", "SamplerDivergedError", "LowAcceptanceError", "CheckpointDiscardedWarning",
            "run_chain", "atomic_torch_save", "atomic_write", "clean_orphaned_temp_files"]
@@ -94,123 +100,11 @@ class ChainRun:
     discarded_checkpoint: str | None = None
 
 
-# temporary files of atomic_write: <name>.rltmp-<host>-<pid>.<random>.tmp (older versions wrote
-# <name>.<8 random characters>.tmp)
-_TMP_NAME = re.compile(r"^.+\.rltmp-(?P<host>[A-Za-z0-9_]*)-(?P<pid>[0-9]+)\.[a-z0-9_]+\.tmp$")
-_LEGACY_TMP_NAME = re.compile(r"^.+\.[a-z0-9_]{8}\.tmp$")
-
-
-def _host_tag() -> str:
-    """This machine's name, reduced to ``[A-Za-z0-9_]`` (at most 32 characters)."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname())[:32]
-
-
-def _temp_prefix(path: pathlib.Path) -> str:
-    """Prefix of the temporary file of ``path``: it names the writer (host and process id)."""
-    return f"{path.name}.rltmp-{_host_tag()}-{os.getpid()}."
-
-
-def atomic_write(path, write: Callable, *, mode: int = 0o644) -> pathlib.Path:
-    """Write a file atomically: ``write(fh)`` fills a temporary file (binary handle) in the same
-    folder, which is flushed, synced and renamed over ``path``, so a reader never sees a half-written
-    file and an interrupted write leaves the old file (or none) in place. The file gets ``mode``
-    (default 0644, readable by others; permission bits, an int in [0, 0o7777]) limited by the
-    process umask."""
-    mode = check_count("mode", mode, maximum=0o7777)
-    if not callable(write):
-        raise TypeError(f"write must be callable (a function of the open binary file), got "
-                        f"{type(write).__name__}")
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, mode & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` of this machine still runs (POSIX; elsewhere assumed alive)."""
-    if pid == os.getpid() or os.name != "posix":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. another user's process: it exists
-        return True
-    return True
-
-
-_DEAD_WRITER_GRACE_S = 60.0  # a dead writer's file must also be this old (another PID namespace
-#                              with the same host name could hold a live writer of that pid)
-
-
-def _is_orphan(path: pathlib.Path, now: float, min_age_s: float) -> bool:
-    """Whether ``path`` is a temporary file of :func:`atomic_write` that nobody will finish."""
-    m = _TMP_NAME.match(path.name)
-    if m is None and not _LEGACY_TMP_NAME.match(path.name):
-        return False
-    try:
-        age = now - path.stat().st_mtime
-    except OSError:
-        return False
-    if m is not None and m["host"] == _host_tag():  # a writer of this machine: judged by its process
-        return age > min(min_age_s, _DEAD_WRITER_GRACE_S) and not _pid_alive(int(m["pid"]))
-    return age > min_age_s
-
-
-def clean_orphaned_temp_files(folder, *, min_age_s: float = 600.0) -> list[pathlib.Path]:
-    """Remove the temporary files that :func:`atomic_write` left in ``folder`` and its subfolders
-    when its process was killed mid-write; returns the removed paths ([] if ``folder`` is absent).
-
-    A temporary file of a writer on this machine is removed once that process no longer runs
-    (and the file is a minute old); one of another machine sharing the folder, or of an older
-    version (which did not name the writer), once it has not been modified for ``min_age_s``
-    seconds (default 10 minutes). Files
-    not named like these temporary files are never touched, nor are symbolic links."""
-    if not isinstance(folder, (str, os.PathLike)):
-        raise TypeError(f"folder must be a path, got {type(folder).__name__}")
-    min_age_s = check_nonneg_float("min_age_s", min_age_s)
-    root = pathlib.Path(folder)
-    if not root.is_dir():
-        return []
-    now, removed = time.time(), []
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            p = pathlib.Path(dirpath) / name
-            if not name.endswith(".tmp") or p.is_symlink() or not _is_orphan(p, now, min_age_s):
-                continue
-            try:
-                p.unlink()
-            except FileNotFoundError:  # its writer finished (renamed it) meanwhile
-                continue
-            removed.append(p)
-    return removed
-
-
-def atomic_torch_save(obj, path: pathlib.Path) -> None:
-    """``torch.save(obj)`` to ``path`` through :func:`atomic_write`: a reader never sees a
-    half-written checkpoint."""
-    atomic_write(path, lambda fh: torch.save(obj, fh))
-
-
 class _RunStats:
     """Running acceptance and swap statistics of :func:`run_chain` (float64 sums on the chains'
     device; everything a checkpoint needs to continue them bit for bit)."""
 
-    KEYS = ("acc_sum", "acc_n", "acc_sum_all", "acc_n_all", "blk_sum", "blk_n", "low",
-            "swap_sum", "swap_n")
+    KEYS = _STATS_KEYS
 
     def __init__(self, device):
         self.device = device
@@ -277,132 +171,6 @@ class _RunStats:
         return (self.swap_sum / self.swap_n).cpu()
 
 
-# -- checkpoint files ---------------------------------------------------------------------------
-# A checkpoint is  MAGIC  +  SHA-256 of the payload (64 hex digits)  +  "\n"  +  payload, where the
-# payload is torch.save of a dict of tensors and plain values, read back with weights_only=True.
-_CKPT_MAGIC = b"richlazy-checkpoint sha256\n"
-_PLAIN = (type(None), bool, int, float, str)
-
-
-def _plain(name: str, v):
-    """``v`` as something the weights-only unpickler accepts: CPU tensors, None/bool/int/float/str
-    and lists, tuples and str-keyed dicts of them (numpy arrays become ``{"__ndarray__": tensor}``,
-    numpy scalars Python numbers); anything else is a TypeError naming ``name``."""
-    if torch.is_tensor(v):
-        return v.detach().cpu()
-    if isinstance(v, np.ndarray) and v.dtype != object:
-        return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(v).copy())}
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, _PLAIN):
-        return v
-    if isinstance(v, (list, tuple)):
-        return type(v)(_plain(name, x) for x in v)
-    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
-        return {k: _plain(name, x) for k, x in v.items()}
-    raise TypeError(f"sampler state field {name} holds a {type(v).__name__}; a checkpointed state "
-                    "may hold only tensors, numpy arrays, numbers, strings, None and lists, tuples "
-                    "and dicts of them")
-
-
-def _unplain(v):
-    """Undo :func:`_plain`'s wrapping of numpy arrays."""
-    if isinstance(v, dict) and set(v) == {"__ndarray__"} and torch.is_tensor(v["__ndarray__"]):
-        return v["__ndarray__"].numpy()
-    return v
-
-
-def _state_to_dict(state):
-    """The fields of a sampler state (a dataclass) as plain values (see :func:`_plain`)."""
-    if not is_dataclass(state):
-        raise TypeError(f"sampler state must be a dataclass, got {type(state).__name__}")
-    return {f.name: _plain(f.name, getattr(state, f.name)) for f in fields(state)}
-
-
-def _write_checkpoint(obj: dict, path: pathlib.Path) -> None:
-    """Write ``obj`` atomically as a checksummed checkpoint (header, then torch.save payload)."""
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    payload = buf.getvalue()
-    header = _CKPT_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n"
-    atomic_write(path, lambda fh: (fh.write(header), fh.write(payload)))
-
-
-def _read_checkpoint(path: pathlib.Path):
-    """``(content, None)`` of a checkpoint whose header and checksum check out and whose payload
-    the weights-only unpickler accepts (tensors and plain values: it never runs code), else
-    ``(None, reason)``."""
-    try:
-        data = pathlib.Path(path).read_bytes()
-    except OSError as exc:
-        return None, f"unreadable ({exc.strerror or type(exc).__name__})"
-    n = len(_CKPT_MAGIC)
-    if not data.startswith(_CKPT_MAGIC) or data[n + 64:n + 65] != b"\n":
-        return None, "no checksum header (damaged, or not written by this version of run_chain)"
-    digest, payload = data[n:n + 64], data[n + 65:]
-    if hashlib.sha256(payload).hexdigest().encode() != digest:
-        return None, "checksum mismatch (the file is damaged or truncated)"
-    try:
-        ck = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any refusal means: not a checkpoint we can use
-        first = (str(exc).strip().splitlines() or [""])[0][:160]
-        return None, f"refused by the weights-only loader ({type(exc).__name__}: {first})"
-    return ck, None
-
-
-def _tensor_like(v, ref, *, shape=None) -> bool:
-    """``v`` is a tensor with ``ref``'s dtype and shape (or ``shape``)."""
-    return (torch.is_tensor(v) and v.dtype == ref.dtype
-            and tuple(v.shape) == tuple(ref.shape if shape is None else shape))
-
-
-def _state_problem(sd, state) -> str | None:
-    """Why the stored state ``sd`` cannot continue ``state`` (None if it can)."""
-    names = {f.name for f in fields(state)}
-    if not isinstance(sd, dict) or set(sd) != names:
-        return f"its state does not have the fields of {type(state).__name__} ({sorted(names)})"
-    step = sd["step"]
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        return f"its state has step {step!r}, not a count"
-    for k, v in sd.items():
-        ref = getattr(state, k)
-        if torch.is_tensor(ref) and not _tensor_like(v, ref):
-            return f"its state field {k} is not a {ref.dtype} tensor of shape {tuple(ref.shape)}"
-    return None
-
-
-def _int_list(v) -> bool:
-    return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
-
-
-def _checkpoint_problem(ck: dict, state) -> str | None:
-    """Why the loaded checkpoint ``ck`` cannot resume ``state`` (None when every field it needs
-    is present and well typed)."""
-    bad = _state_problem(ck.get("state"), state)
-    if bad:
-        return bad
-    g = ck.get("generator")
-    if not (torch.is_tensor(g) and g.dtype == torch.uint8 and g.ndim == 1):
-        return "its generator state is missing or not a uint8 tensor"
-    steps, recs = ck.get("sample_steps"), ck.get("records")
-    if not _int_list(steps):
-        return "its sample_steps are missing or not a list of ints"
-    if not (isinstance(recs, dict) and all(
-            isinstance(k, str) and isinstance(v, list) and len(v) == len(steps)
-            and all(torch.is_tensor(x) for x in v) for k, v in recs.items())):
-        return "its records are missing or not lists of tensors, one per recorded step"
-    E = state.theta.shape[0]
-    if "diverged" in ck and not _tensor_like(ck["diverged"], torch.zeros(0, dtype=torch.bool),
-                                             shape=(E,)):
-        return f"its diverged flags are not a bool tensor of shape ({E},)"
-    st = ck.get("stats", {})
-    if not (isinstance(st, dict) and set(st) <= set(_RunStats.KEYS) and all(
-            v is None or torch.is_tensor(v) or (isinstance(v, int) and not isinstance(v, bool))
-            for v in st.values())):
-        return "its acceptance statistics are not a dict of tensors and counts"
-    return None
-
-
 def _discard(path: pathlib.Path, why: str, desc: str) -> str:
     """Move the untrusted checkpoint ``path`` aside (``<name>.discarded``; deleted if that fails),
     warn with :class:`CheckpointDiscardedWarning` and return the note."""
@@ -438,6 +206,214 @@ def _resume(path: pathlib.Path, state, generator, cfg_hash: str, desc: str):
     if why is not None:
         return None, _discard(path, why, desc)
     return ck, None
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The checked arguments of :func:`run_chain` that its loop reads."""
+
+    n_steps: int
+    burn_in: int
+    thin: int
+    observe: Callable | None
+    checkpoint_every: int
+    divergence_check_every: int
+    divergence_hint: str
+    progress: bool
+    desc: str
+    throw: bool
+    acceptance_window: int
+    min_acceptance: float | None
+
+
+def _check_arguments(state, step_fn, generator, *, n_steps, burn_in, thin, observe,
+                     checkpoint_every, divergence_check_every, divergence_hint, progress, desc,
+                     throw, acceptance_window, min_acceptance) -> _Settings:
+    """The arguments of :func:`run_chain`, checked (TypeError/ValueError naming the first bad one)."""
+    n_steps = check_count("n_steps", n_steps, minimum=1)
+    burn_in = check_count("burn_in", burn_in, minimum=0)
+    thin = check_count("thin", thin, minimum=1)
+    checkpoint_every = check_count("checkpoint_every", checkpoint_every, minimum=1)
+    divergence_check_every = check_count("divergence_check_every", divergence_check_every, minimum=1)
+    if burn_in >= n_steps and observe is not None:
+        raise ValueError(f"burn_in ({burn_in}) must be smaller than n_steps ({n_steps})")
+    check_generator(generator)
+    if not isinstance(throw, bool):
+        raise TypeError(f"throw must be a bool, got {throw!r}")
+    acceptance_window = check_count("acceptance_window", acceptance_window, minimum=1)
+    if min_acceptance is not None:
+        min_acceptance = check_real("min_acceptance", min_acceptance)
+        if not 0.0 <= min_acceptance < 1.0:
+            raise ValueError(f"min_acceptance must be in [0, 1) or None (no check), got {min_acceptance}")
+    theta0 = getattr(state, "theta", None)
+    if (not is_dataclass(state) or not torch.is_tensor(theta0) or theta0.ndim != 2
+            or not hasattr(state, "step")):
+        raise TypeError("state must be a sampler state (a dataclass with a theta tensor (E, D) and a step "
+                        f"count, e.g. langevin_init(theta)), got {type(state).__name__}")
+    if not callable(step_fn):
+        raise TypeError(f"step_fn must be callable (state, generator) -> (state, info), got "
+                        f"{type(step_fn).__name__}")
+    if observe is not None and not callable(observe):
+        raise TypeError(f"observe must be callable state -> dict or None, got {type(observe).__name__}")
+    return _Settings(n_steps, burn_in, thin, observe, checkpoint_every, divergence_check_every,
+                     divergence_hint, progress, desc, throw, acceptance_window, min_acceptance)
+
+
+def _checkpoint_file(checkpoint_path) -> pathlib.Path:
+    """``checkpoint_path`` as a path (ValueError when it names a folder)."""
+    path = pathlib.Path(checkpoint_path)
+    if path.is_dir():
+        raise ValueError(f"checkpoint_path {str(path)!r} is a folder; give a file path")
+    return path
+
+
+class _Chain:
+    """What one :func:`run_chain` call carries from step to step, and where it is checkpointed."""
+
+    def __init__(self, state, generator, config, opts: _Settings):
+        self.state, self.generator, self.opts = state, generator, opts
+        self.n_chains = state.theta.shape[0]
+        self.diverged = torch.zeros(self.n_chains, dtype=torch.bool)
+        self.cfg_json = json.dumps(config if config is not None else {}, sort_keys=True, default=str)
+        self.cfg_hash = hashlib.sha256(self.cfg_json.encode()).hexdigest()
+        self.records: dict[str, list] = {}
+        self.steps_rec: list[int] = []
+        self.resumed_from = None
+        self.stats = _RunStats(state.theta.device)
+        self.discarded = None
+        self.path = None
+
+    def restore(self, ck: dict) -> None:
+        """Continue from the checkpoint ``ck`` that :func:`_resume` accepted."""
+        state = self.state
+        sd = {k: _unplain(v) for k, v in ck["state"].items()}
+        sd = {k: (v.to(state.theta.device) if torch.is_tensor(v) else v) for k, v in sd.items()}
+        self.state = replace(state, **sd)
+        self.records = {k: list(v) for k, v in ck["records"].items()}
+        self.steps_rec = list(ck["sample_steps"])
+        if "diverged" in ck:
+            self.diverged = ck["diverged"].clone()
+        if "stats" in ck:
+            self.stats.load(ck["stats"])
+        self.resumed_from = int(self.state.step)
+
+    def save(self) -> None:
+        """Write the checkpoint (nothing without a checkpoint path)."""
+        if self.path is None:
+            return
+        _write_checkpoint(
+            {
+                "config": self.cfg_json,
+                "config_hash": self.cfg_hash,
+                "state": _state_to_dict(self.state),
+                "generator": self.generator.get_state(),
+                "records": self.records,
+                "sample_steps": self.steps_rec,
+                "diverged": self.diverged,
+                "stats": self.stats.to_dict(),
+            },
+            self.path,
+        )
+
+    def advance(self, step_fn):
+        """One step of ``step_fn``: ``(k, info)``, k the new step (ValueError unless it is one more)."""
+        before = int(self.state.step)
+        self.state, info = step_fn(self.state, self.generator)
+        k = int(self.state.step)
+        if k != before + 1:
+            raise ValueError(f"step_fn must advance state.step by one (from {before} it returned "
+                             f"{k}); build the new state with langevin_step or step=state.step + 1")
+        return k, info
+
+    def check_divergence(self, k: int, info) -> None:
+        """At a check step, raise on (or, without throw, flag) chains with non-finite positions or loss."""
+        o = self.opts
+        if not (k % o.divergence_check_every == 0 or k == o.n_steps):
+            return
+        loss = info.get("loss") if isinstance(info, dict) else None
+        bad = nonfinite_members(self.n_chains, self.state.theta, loss).cpu()
+        if bool(bad.any()):
+            if o.throw:
+                raise SamplerDivergedError(
+                    f"{o.desc}: non-finite parameters or loss at step {k} in "
+                    f"{member_list(bad, 'chain')} (checked every {o.divergence_check_every} steps); "
+                    f"{o.divergence_hint}"
+                )
+            self.diverged |= bad
+
+    def track_acceptance(self, k: int, info) -> None:
+        """Add the step's acceptance and swap rates to the statistics; check each full block."""
+        if isinstance(info, dict) and "accept_prob" in info:
+            self.stats.add_acceptance(info["accept_prob"], bool(info.get("adapting", False)), self.n_chains)
+            if self.stats.blk_n == self.opts.acceptance_window:
+                self._check_block(k)
+        if isinstance(info, dict) and "swap_accept" in info:
+            self.stats.add_swaps(info["swap_accept"])
+
+    def _check_block(self, k: int) -> None:
+        """Close the acceptance block ending at step k; raise on (or flag) chains below min_acceptance."""
+        o = self.opts
+        blk = self.stats.close_block()
+        if o.min_acceptance is None:
+            return
+        low = blk < o.min_acceptance
+        if bool(low.any()):
+            if o.throw:
+                raise LowAcceptanceError(
+                    f"{o.desc}: mean acceptance probability over the last "
+                    f"{o.acceptance_window} steps fell below min_acceptance = "
+                    f"{o.min_acceptance:g} at step {k} in {member_list(low, 'chain')} "
+                    f"(lowest {float(blk.min()):.3g}); reduce step_size (HMC: or "
+                    "n_leapfrog * step_size), adapt it during warm-up (adapt=True), "
+                    "or lower min_acceptance (None disables the check)"
+                )
+            self.stats.low |= low
+
+    def record(self, k: int) -> None:
+        """Record the observables at step k when it is a kept step (after burn-in, every thin)."""
+        o = self.opts
+        if o.observe is not None and k > o.burn_in and (k - o.burn_in) % o.thin == 0:
+            obs = o.observe(self.state)
+            for name, v in obs.items():
+                self.records.setdefault(name, []).append(v.detach().to("cpu", copy=True))
+            self.steps_rec.append(k)
+
+    def result(self, t0: float) -> ChainRun:
+        """The :class:`ChainRun` of the chain, its wall time counted from ``t0``."""
+        samples = {k: torch.stack(v) for k, v in self.records.items()}
+        return ChainRun(
+            samples=samples,
+            sample_steps=torch.tensor(self.steps_rec, dtype=torch.long),
+            state=self.state,
+            n_steps=int(self.state.step),
+            seconds=time.perf_counter() - t0,
+            resumed_from=self.resumed_from,
+            diverged=self.diverged,
+            acceptance=self.stats.acceptance(),
+            low_acceptance=None if self.stats.low is None else self.stats.low.clone(),
+            swap_rates=self.stats.swap_rates(),
+            discarded_checkpoint=self.discarded,
+        )
+
+
+def _run_steps(chain: _Chain, step_fn) -> None:
+    """The loop of :func:`run_chain`: step, check, record and checkpoint, with a progress bar."""
+    o = chain.opts
+    bar = tqdm(total=o.n_steps, initial=int(chain.state.step), disable=not o.progress, desc=o.desc,
+               leave=False, mininterval=1.0, unit="step")
+    try:
+        while chain.state.step < o.n_steps:
+            k, info = chain.advance(step_fn)
+            chain.check_divergence(k, info)
+            chain.track_acceptance(k, info)
+            chain.record(k)
+            if k % o.checkpoint_every == 0 and k < o.n_steps:
+                chain.save()
+            bar.update(1)
+            if o.progress and k % 500 == 0 and isinstance(info, dict) and "loss" in info:
+                bar.set_postfix(loss=f"{float(info['loss'].mean()):.3g}", refresh=False)
+    finally:
+        bar.close()
 
 
 def run_chain(
@@ -488,146 +464,20 @@ def run_chain(
         ``info["accept_prob"]`` of every chain is compared with ``min_acceptance``.
     min_acceptance : in [0, 1), or None to disable the check (default 0.05).
     """
-    n_steps = check_count("n_steps", n_steps, minimum=1)
-    burn_in = check_count("burn_in", burn_in, minimum=0)
-    thin = check_count("thin", thin, minimum=1)
-    checkpoint_every = check_count("checkpoint_every", checkpoint_every, minimum=1)
-    divergence_check_every = check_count("divergence_check_every", divergence_check_every, minimum=1)
-    if burn_in >= n_steps and observe is not None:
-        raise ValueError(f"burn_in ({burn_in}) must be smaller than n_steps ({n_steps})")
-    check_generator(generator)
-    if not isinstance(throw, bool):
-        raise TypeError(f"throw must be a bool, got {throw!r}")
-    acceptance_window = check_count("acceptance_window", acceptance_window, minimum=1)
-    if min_acceptance is not None:
-        min_acceptance = check_real("min_acceptance", min_acceptance)
-        if not 0.0 <= min_acceptance < 1.0:
-            raise ValueError(f"min_acceptance must be in [0, 1) or None (no check), got {min_acceptance}")
-    theta0 = getattr(state, "theta", None)
-    if (not is_dataclass(state) or not torch.is_tensor(theta0) or theta0.ndim != 2
-            or not hasattr(state, "step")):
-        raise TypeError("state must be a sampler state (a dataclass with a theta tensor (E, D) and a step "
-                        f"count, e.g. langevin_init(theta)), got {type(state).__name__}")
-    if not callable(step_fn):
-        raise TypeError(f"step_fn must be callable (state, generator) -> (state, info), got "
-                        f"{type(step_fn).__name__}")
-    if observe is not None and not callable(observe):
-        raise TypeError(f"observe must be callable state -> dict or None, got {type(observe).__name__}")
-    n_chains = state.theta.shape[0]
-    diverged = torch.zeros(n_chains, dtype=torch.bool)
-    cfg_json = json.dumps(config if config is not None else {}, sort_keys=True, default=str)
-    cfg_hash = hashlib.sha256(cfg_json.encode()).hexdigest()
-
-    records: dict[str, list] = {}
-    steps_rec: list[int] = []
-    resumed_from = None
-    stats = _RunStats(state.theta.device)
-    discarded = None
+    opts = _check_arguments(state, step_fn, generator, n_steps=n_steps, burn_in=burn_in, thin=thin,
+                            observe=observe, checkpoint_every=checkpoint_every,
+                            divergence_check_every=divergence_check_every,
+                            divergence_hint=divergence_hint, progress=progress, desc=desc,
+                            throw=throw, acceptance_window=acceptance_window,
+                            min_acceptance=min_acceptance)
+    chain = _Chain(state, generator, config, opts)
     if checkpoint_path is not None:
-        checkpoint_path = pathlib.Path(checkpoint_path)
-        if checkpoint_path.is_dir():
-            raise ValueError(f"checkpoint_path {str(checkpoint_path)!r} is a folder; give a file path")
-        ck = None
-        if checkpoint_path.exists():
-            ck, discarded = _resume(checkpoint_path, state, generator, cfg_hash, desc)
-        if ck is not None:
-            sd = {k: _unplain(v) for k, v in ck["state"].items()}
-            sd = {k: (v.to(state.theta.device) if torch.is_tensor(v) else v) for k, v in sd.items()}
-            state = replace(state, **sd)
-            records = {k: list(v) for k, v in ck["records"].items()}
-            steps_rec = list(ck["sample_steps"])
-            if "diverged" in ck:
-                diverged = ck["diverged"].clone()
-            if "stats" in ck:
-                stats.load(ck["stats"])
-            resumed_from = int(state.step)
-
-    def save():
-        if checkpoint_path is None:
-            return
-        _write_checkpoint(
-            {
-                "config": cfg_json,
-                "config_hash": cfg_hash,
-                "state": _state_to_dict(state),
-                "generator": generator.get_state(),
-                "records": records,
-                "sample_steps": steps_rec,
-                "diverged": diverged,
-                "stats": stats.to_dict(),
-            },
-            checkpoint_path,
-        )
-
+        chain.path = _checkpoint_file(checkpoint_path)
+        if chain.path.exists():  # resumed here, so that a discard warning names run_chain's caller
+            ck, chain.discarded = _resume(chain.path, state, generator, chain.cfg_hash, desc)
+            if ck is not None:
+                chain.restore(ck)
     t0 = time.perf_counter()
-    start = int(state.step)
-    bar = tqdm(total=n_steps, initial=start, disable=not progress, desc=desc, leave=False,
-               mininterval=1.0, unit="step")
-    info = {}
-    try:
-        while state.step < n_steps:
-            before = int(state.step)
-            state, info = step_fn(state, generator)
-            k = int(state.step)
-            if k != before + 1:
-                raise ValueError(f"step_fn must advance state.step by one (from {before} it returned "
-                                 f"{k}); build the new state with langevin_step or step=state.step + 1")
-            if k % divergence_check_every == 0 or k == n_steps:
-                loss = info.get("loss") if isinstance(info, dict) else None
-                bad = nonfinite_members(n_chains, state.theta, loss).cpu()
-                if bool(bad.any()):
-                    if throw:
-                        raise SamplerDivergedError(
-                            f"{desc}: non-finite parameters or loss at step {k} in "
-                            f"{member_list(bad, 'chain')} (checked every {divergence_check_every} steps); "
-                            f"{divergence_hint}"
-                        )
-                    diverged |= bad
-            if isinstance(info, dict) and "accept_prob" in info:
-                stats.add_acceptance(info["accept_prob"], bool(info.get("adapting", False)), n_chains)
-                if stats.blk_n == acceptance_window:
-                    blk = stats.close_block()
-                    if min_acceptance is not None:
-                        low = blk < min_acceptance
-                        if bool(low.any()):
-                            if throw:
-                                raise LowAcceptanceError(
-                                    f"{desc}: mean acceptance probability over the last "
-                                    f"{acceptance_window} steps fell below min_acceptance = "
-                                    f"{min_acceptance:g} at step {k} in {member_list(low, 'chain')} "
-                                    f"(lowest {float(blk.min()):.3g}); reduce step_size (HMC: or "
-                                    "n_leapfrog * step_size), adapt it during warm-up (adapt=True), "
-                                    "or lower min_acceptance (None disables the check)"
-                                )
-                            stats.low |= low
-            if isinstance(info, dict) and "swap_accept" in info:
-                stats.add_swaps(info["swap_accept"])
-            if observe is not None and k > burn_in and (k - burn_in) % thin == 0:
-                obs = observe(state)
-                for name, v in obs.items():
-                    records.setdefault(name, []).append(v.detach().to("cpu", copy=True))
-                steps_rec.append(k)
-            if k % checkpoint_every == 0 and k < n_steps:
-                save()
-            bar.update(1)
-            if progress and k % 500 == 0 and isinstance(info, dict) and "loss" in info:
-                bar.set_postfix(loss=f"{float(info['loss'].mean()):.3g}", refresh=False)
-    finally:
-        bar.close()
-    save()
-    samples = {k: torch.stack(v) for k, v in records.items()}
-    return ChainRun(
-        samples=samples,
-        sample_steps=torch.tensor(steps_rec, dtype=torch.long),
-        state=state,
-        n_steps=int(state.step),
-        seconds=time.perf_counter() - t0,
-        resumed_from=resumed_from,
-        diverged=diverged,
-        acceptance=stats.acceptance(),
-        low_acceptance=None if stats.low is None else stats.low.clone(),
-        swap_rates=stats.swap_rates(),
-        discarded_checkpoint=discarded,
-    )
-
-
+    _run_steps(chain, step_fn)
+    chain.save()
+    return chain.result(t0)

