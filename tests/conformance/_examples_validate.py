@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ._common import (
@@ -122,6 +124,42 @@ E["validate.register_case"] = ex(
     lambda t: dict(name="richness/zz-conformance-never-applied", description="x", suites=("quick",)),
     suites="suites",
 )
+@dataclasses.dataclass(frozen=True)
+class _ExampleSize:
+    n: int
+    tol: float
+
+
+def _example_row():
+    from richlazy.validate import compare
+
+    return dict(name="x_{0}", theory=lambda run, k: 1.0, estimate=lambda run, k: (1.0, 0.1),
+                rule=lambda run, name, th, est: compare(name, th, est[0], stderr=est[1], tol=3.0),
+                over=lambda run: range(2))
+
+
+def _example_declaration():
+    from richlazy.validate import Compared, Sizes
+
+    return dict(name="richness/zz-conformance-declared", description="x",
+                sizes=Sizes(quick=_ExampleSize(1, 0.1), full=_ExampleSize(2, 0.2)),
+                theory=lambda ctx, cfg: None, simulation=lambda ctx, cfg, th: None,
+                compared=(Compared(**_example_row()),), suites=("quick",))
+
+
+def _declared_in_scratch(**kw):
+    from richlazy.validate import declare_case
+    from richlazy.validate.core import _registry
+
+    with _registry._CASES.scratch():  # registered into a copy that is dropped afterwards
+        return declare_case(**kw)
+
+
+E["validate.Sizes"] = ex(lambda t: dict(quick=_ExampleSize(1, 0.1), full=_ExampleSize(2, 0.2)))
+E["validate.Compared"] = ex(lambda t: _example_row())
+E["validate.CaseRun"] = ex(lambda t: dict(ctx=None, cfg=_ExampleSize(1, 0.1), theory=None, simulation=None))
+E["validate.CaseDeclaration"] = ex(lambda t: _example_declaration())
+E["validate.declare_case"] = ex(lambda t: _example_declaration(), call=_declared_in_scratch)
 E["validate.render_markdown"] = ex(lambda t: dict(report=_report()))
 E["validate.run_suite"] = ex(
     lambda t: dict(

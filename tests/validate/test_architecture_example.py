@@ -12,7 +12,7 @@ DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 def _example_source() -> str:
     text = DOC.read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    (code,) = [b for b in blocks if "register_case" in b]
+    (code,) = [b for b in blocks if "declare_case(" in b]
     return code
 
 
@@ -22,8 +22,10 @@ def test_worked_example_case_runs(tmp_path, scratch_registry):
                        progress=False)
     (case,) = report.cases
     assert case.error is None, case.error
-    (q,) = case.quantities
-    assert q.stderr > 0 and abs(q.z) < 4.0 and case.passed
+    assert [q.name for q in case.quantities] == ["K[0,1]", "K[0,2]"]
+    for q in case.quantities:
+        assert q.stderr > 0 and abs(q.z) < 4.0
+    assert case.passed
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["cases"][0]["figures"] == ["figures/richness_example-nngp/kernel.png"]
     assert (tmp_path / "figures" / "richness_example-nngp" / "kernel.png").stat().st_size > 1000

@@ -32,7 +32,7 @@ from ._images import (
     load_fig6_data,
     random_class_triple,
 )
-from ._linear import compare_linear, compare_U, element_estimate
+from ._linear import compare_linear, compare_U, element_estimate, finite_width_rule
 from ._persistence import (
     lagged_persistence,
     lagged_set_persistence,
@@ -64,7 +64,7 @@ __all__ = [
     "NONLINEARITIES", "center_and_normalise", "conditional_mean_activation", "load_fig6_data",
     "random_class_triple",
     # linear networks
-    "compare_U", "compare_linear", "element_estimate",
+    "compare_U", "compare_linear", "element_estimate", "finite_width_rule",
     # code persistence
     "lagged_persistence", "lagged_set_persistence", "mixing_value", "origin_series", "persistence_curve",
     # ReLU outliers and bulk

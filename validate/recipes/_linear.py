@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core._compare import compare
 
-__all__ = ["compare_U", "compare_linear", "element_estimate"]
+__all__ = ["compare_U", "compare_linear", "element_estimate", "finite_width_rule"]
 
 
 def _tol_note(N):
@@ -39,6 +39,12 @@ def compare_linear(name, theory, est, N, *, scale=None):
     tol = 4.0 * se + 3.0 / N * scale
     return compare(name, th, sim, stderr=se, kind="abs", tol=tol, note=_tol_note(N), mixing=mixing,
                    **erg)
+
+
+def finite_width_rule(run, name, theory, est, *, scale=None):
+    """:func:`compare_linear` as the rule of a declared case's compared row
+    (:class:`richlazy.validate.Compared`): the width N is ``run.cfg.N``."""
+    return compare_linear(name, theory, est, run.cfg.N, scale=scale)
 
 
 def element_estimate(est):
