@@ -310,9 +310,33 @@ def chernoff_energy(
     a = a.ravel()
     mean = float(_eval(dfun, np.zeros(1))[0])
     active = a > mean
+    lo, hi, n_grow = _bracket_roots(cgf, dfun, a, active, t_scale, t_max)
+    lo, hi, n_bisect = _bisect_roots(cgf, dfun, a, active, lo, hi, rtol, maxiter)
+    t, energy, res, pc, statuses, at_tmax = _legendre_at_roots(cgf, dfun, a, active, lo, hi, mean,
+                                                              t_max, rtol)
+    converged, status = grid_status(statuses)
+    out = ChernoffResult(
+        converged=converged,
+        status=status,
+        message="converged" if converged else _chernoff_failures(statuses, pc, at_tmax, maxiter),
+        nit=n_grow + n_bisect,
+        residual=float(np.max(res)) if res.size else 0.0,
+        alpha=a.reshape(shape),
+        energy=energy.reshape(shape),
+        t_star=t.reshape(shape),
+        point_converged=pc.reshape(shape),
+        statuses=statuses.reshape(shape),
+    )
+    raise_if_failed(out, throw)
+    return out
+
+
+def _bracket_roots(cgf, dfun, a, active, t_scale, t_max):
+    """Bracket the root of ``Lambda'(t) = alpha`` for every active alpha: double ``hi`` from
+    ``t_scale`` until ``Lambda'(hi) >= alpha``, ``Lambda(hi)`` is not finite, or ``hi`` passes
+    ``t_max`` (then ``hi = t_max``). Returns ``(lo, hi, doubling rounds)``."""
     lo = np.zeros_like(a)
     hi = np.full_like(a, t_scale)
-    # bracket: double hi until Lambda'(hi) >= alpha, Lambda(hi) not finite, or hi > t_max
     grow = active.copy()
     nit = 0
     while np.any(grow):
@@ -330,7 +354,14 @@ def chernoff_energy(
         grow[:] = False
         grow[moving] = True
         grow[too_far] = False
-    # vectorised bisection on sign(Lambda'(t) - alpha); non-finite counts as "above"
+    return lo, hi, nit
+
+
+def _bisect_roots(cgf, dfun, a, active, lo, hi, rtol, maxiter):
+    """Vectorised bisection of the brackets on ``sign(Lambda'(t) - alpha)`` (non-finite counts
+    as "above"), at most ``maxiter`` halvings, until every active bracket is below ``rtol``
+    relative. Returns ``(lo, hi, halvings)``."""
+    nit = 0
     for _ in range(maxiter):
         if not np.any(active):
             break
@@ -344,6 +375,15 @@ def chernoff_energy(
         above = (~np.isfinite(lam)) | (~np.isfinite(dp)) | (dp >= a)
         hi = np.where(active & above, mid, hi)
         lo = np.where(active & ~above, mid, lo)
+    return lo, hi, nit
+
+
+def _legendre_at_roots(cgf, dfun, a, active, lo, hi, mean, t_max, rtol):
+    """The Legendre transform at the bracketed roots: ``t*`` (``lo``, always inside the domain;
+    0 where inactive), ``E = t* alpha - Lambda(t*)``, the relative residual of
+    ``Lambda'(t*) = alpha``, the per-alpha convergence flags and statuses (SUCCESS;
+    BAD_PROBLEM at ``t_max`` or beyond the range of ``Lambda'``; MAX_ITERATIONS for an open
+    bracket), and the mask of the roots stopped at ``t_max``."""
     t = np.where(active, lo, 0.0)  # lo is always inside the domain
     lam = _eval(cgf, t)
     energy = np.where(active, t * a - lam, 0.0)
@@ -359,43 +399,30 @@ def chernoff_energy(
         np.where(at_tmax, Status.BAD_PROBLEM,
                  np.where(bracket_open, Status.MAX_ITERATIONS, Status.BAD_PROBLEM)),
     ).astype(int)
-    converged, status = grid_status(statuses)
-    if converged:
-        msg = "converged"
-    else:
-        parts = []
-        if np.any(statuses == Status.MAX_ITERATIONS):
-            parts.append(
-                f"the bisection ran out of maxiter={maxiter} iterations before the bracket "
-                f"shrank to rtol for {int(np.sum(statuses == Status.MAX_ITERATIONS))} alpha"
-            )
-        if np.any(at_tmax & ~pc):
-            parts.append(
-                "no root of Lambda'(t) = alpha below t_max for some alpha: alpha is at or above "
-                "the top of the support (E may be +inf); increase t_max to confirm"
-            )
-        if np.any((statuses == Status.BAD_PROBLEM) & ~at_tmax):
-            parts.append(
-                "Lambda'(t) stays below alpha up to the edge of the CGF domain for some alpha "
-                "(Lambda infinite or overflowing beyond a finite t): alpha is beyond the range of "
-                "Lambda' (top of a bounded support, or a boundary supremum); the reported energy "
-                "is a lower bound"
-            )
-        msg = "; ".join(parts)
-    out = ChernoffResult(
-        converged=converged,
-        status=status,
-        message=msg,
-        nit=nit,
-        residual=float(np.max(res)) if res.size else 0.0,
-        alpha=a.reshape(shape),
-        energy=energy.reshape(shape),
-        t_star=t.reshape(shape),
-        point_converged=pc.reshape(shape),
-        statuses=statuses.reshape(shape),
-    )
-    raise_if_failed(out, throw)
-    return out
+    return t, energy, res, pc, statuses, at_tmax
+
+
+def _chernoff_failures(statuses, pc, at_tmax, maxiter):
+    """The message of a :class:`ChernoffResult` with some alpha not converged: why, per kind."""
+    parts = []
+    if np.any(statuses == Status.MAX_ITERATIONS):
+        parts.append(
+            f"the bisection ran out of maxiter={maxiter} iterations before the bracket "
+            f"shrank to rtol for {int(np.sum(statuses == Status.MAX_ITERATIONS))} alpha"
+        )
+    if np.any(at_tmax & ~pc):
+        parts.append(
+            "no root of Lambda'(t) = alpha below t_max for some alpha: alpha is at or above "
+            "the top of the support (E may be +inf); increase t_max to confirm"
+        )
+    if np.any((statuses == Status.BAD_PROBLEM) & ~at_tmax):
+        parts.append(
+            "Lambda'(t) stays below alpha up to the edge of the CGF domain for some alpha "
+            "(Lambda infinite or overflowing beyond a finite t): alpha is beyond the range of "
+            "Lambda' (top of a bounded support, or a boundary supremum); the reported energy "
+            "is a lower bound"
+        )
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------

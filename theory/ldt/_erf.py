@@ -379,7 +379,35 @@ def ldt_two_layer_erf(
     maxiter = _check_root_maxiter(maxiter)
     thr = outlier_threshold(pr.d, sigma_w2=pr.sigma_w2, n_sigma=n_sigma)
     prior_tail = float(special.erfc(n_sigma / math.sqrt(2.0)))
-    shape = a.shape
+    outs, statuses, nit = _saddle_points(pr, a, rtol, maxiter, thr)
+    residual = float(np.max(outs["res"])) if a.size else 0.0
+    converged, status = grid_status(statuses)
+    msg = "converged" if converged else _ldt_failure_message(statuses, status, residual)
+    res = _ldt_result(pr, a, outs, statuses.reshape(a.shape), kappa, float(k), prior_tail,
+                      converged=converged, status=status, message=msg, nit=nit,
+                      residual=residual)
+    raise_if_failed(res, throw)
+    return res
+
+
+def _saddle_point(pr: ErfModel, guide, alpha: float, rtol: float, maxiter: int):
+    """Root ``t*`` of eq. (37) at one alpha: Brent's method for ``perp="frozen"``; for
+    ``perp="exact"`` the safeguarded Newton iteration started from the root of the frozen
+    ``guide`` model. Returns ``(t*, iterations, converged)``."""
+    if guide is None:
+        return _solve_t(pr, alpha, rtol, maxiter)
+    t_guess, it0, _ = _solve_t(guide, alpha, 1e-6, maxiter)
+    t, it, conv = _solve_t_newton(pr, alpha, rtol, maxiter, t_guess)
+    it += it0
+    return t, it, conv
+
+
+def _saddle_points(pr: ErfModel, a, rtol: float, maxiter: int, thr: float):
+    """The saddle point of eq. (37) and the fields at it for every alpha in ``a`` (flattened):
+    a dict of arrays ("t", "tau", "E", "lam", "frac", "rperp", "g", "res": relative residual
+    of eq. 37), the per-alpha statuses (MAX_ITERATIONS when the root finder ran out of
+    iterations, NUMERICAL_FAILURE when the residual exceeds ``_RESIDUAL_TOL``) and the total
+    iterations."""
     outs = {
         key: np.empty(a.size) for key in ("t", "tau", "E", "lam", "frac", "rperp", "g", "res")
     }
@@ -388,12 +416,7 @@ def ldt_two_layer_erf(
     guide = replace(pr, perp="frozen") if pr.perp == "exact" else None
     for j, al in enumerate(a.ravel()):
         al = float(al)
-        if guide is None:
-            t, it, conv = _solve_t(pr, al, rtol, maxiter)
-        else:
-            t_guess, it0, _ = _solve_t(guide, al, 1e-6, maxiter)
-            t, it, conv = _solve_t_newton(pr, al, rtol, maxiter, t_guess)
-            it += it0
+        t, it, conv = _saddle_point(pr, guide, al, rtol, maxiter)
         nit += it
         tau = pr.tau(t)
         logz, mean, _ = pr.moments(tau)
@@ -409,32 +432,35 @@ def ldt_two_layer_erf(
             statuses[j] = Status.MAX_ITERATIONS
         elif not outs["res"][j] < _RESIDUAL_TOL:
             statuses[j] = Status.NUMERICAL_FAILURE
-    residual = float(np.max(outs["res"])) if a.size else 0.0
-    converged, status = grid_status(statuses)
-    if converged:
-        msg = "converged"
-    else:
-        bad = int(np.count_nonzero(statuses))
-        msg = (
-            f"saddle-point equation (37) not solved to tolerance at {bad} of {a.size} alpha "
-            f"(relative residual {residual:.2e}); "
-            + ("increase maxiter" if status is Status.MAX_ITERATIONS
-               else "increase points_per_width")
-        )
+    return outs, statuses, nit
+
+
+def _ldt_failure_message(statuses, status, residual: float) -> str:
+    """The message of an :class:`LDTResult` with some alpha not solved to tolerance."""
+    bad = int(np.count_nonzero(statuses))
+    return (
+        f"saddle-point equation (37) not solved to tolerance at {bad} of {statuses.size} alpha "
+        f"(relative residual {residual:.2e}); "
+        + ("increase maxiter" if status is Status.MAX_ITERATIONS
+           else "increase points_per_width")
+    )
+
+
+def _ldt_result(pr: ErfModel, a, outs, statuses, kappa: float, k: float, prior_tail: float,
+                **status) -> LDTResult:
+    """The :class:`LDTResult` of the per-alpha fields ``outs`` (flat, reshaped to alpha's shape),
+    with ``P_* = (2 kappa/k) E`` and the outlier counts; ``status``: the solver-status fields."""
+    shape = a.shape
     E = outs["E"].reshape(shape)
-    res = LDTResult(
-        converged=converged,
-        status=status,
-        message=msg,
-        nit=nit,
-        residual=residual,
+    return LDTResult(
+        **status,
         alpha=a,
         t_star=outs["t"].reshape(shape),
         tau_star=outs["tau"].reshape(shape),
         energy=E,
         log_mgf=outs["lam"].reshape(shape),
         P_star=2.0 * kappa / k * E,
-        k=float(k),
+        k=k,
         outlier_fraction=outs["frac"].reshape(shape),
         n_outliers=pr.N * outs["frac"].reshape(shape),
         n_specialists=pr.N * (outs["frac"].reshape(shape) - prior_tail),
@@ -448,10 +474,8 @@ def ldt_two_layer_erf(
         kappa=kappa,
         outlier_perp_norm2=outs["rperp"].reshape(shape),
         perp=pr.perp,
-        statuses=statuses.reshape(shape),
+        statuses=statuses,
     )
-    raise_if_failed(res, throw)
-    return res
 
 
 def tilted_overlap_density(

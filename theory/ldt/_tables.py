@@ -142,8 +142,10 @@ def _two_layer_fcn(name, degree, chi, scaling, description, *, sqrt_m=False, pro
     return _Model(name, scaling, description, (N, d), tuple(pats), "N ∝ d", {N: d}, prov)
 
 
-def _build_models() -> tuple[_Model, ...]:
-    models = [
+def _two_layer_fcn_models() -> list[_Model]:
+    """The two-layer FCN rows: erf with a He_3 target (standard and mean-field scaling, App.
+    E.1.1) and ReLU with a k = 2 parity (App. E.2)."""
+    return [
         _two_layer_fcn(
             "fcn2-erf-He3",
             3,
@@ -168,9 +170,12 @@ def _build_models() -> tuple[_Model, ...]:
             sqrt_m=True,
         ),
     ]
-    # CNN with non-overlapping patches: n = d/S patches of size S, linear target (App. E.1.2)
+
+
+def _cnn_model() -> _Model:
+    """CNN with non-overlapping patches: n = d/S patches of size S, linear target (App. E.1.2)."""
     n_patches = d / S
-    cnn = _Model(
+    return _Model(
         "cnn2-erf-linear",
         "standard",
         "two-layer erf CNN, non-overlapping patches of size S (n = d/S), per-patch readout, "
@@ -189,9 +194,12 @@ def _build_models() -> tuple[_Model, ...]:
         "N ∝ S, S ∝ sqrt(d)",
         {N: S, S: sp.sqrt(d)},
     )
-    models.append(cnn)
-    # three-layer FCN, Table 1 (Sec. 6.1)
-    fcn3 = _Model(
+
+
+def _three_layer_fcn_model() -> _Model:
+    """Three-layer erf FCN of Table 1 (Sec. 6.1): GP-GP, GP-specialization and
+    specialization-magnitude patterns."""
+    return _Model(
         "fcn3-erf-He3",
         "standard",
         "three-layer erf FCN, widths N1, N2, target He_3(w*.x)/sqrt(6) (Sec. 6.1, Table 1)",
@@ -219,9 +227,11 @@ def _build_models() -> tuple[_Model, ...]:
         {N1: d, N2: d},
         "SEC+RECON",
     )
-    models.append(fcn3)
-    # softmax attention head (Sec. 6.2, App. E.3): H heads, context length L
-    att = _Model(
+
+
+def _attention_model() -> _Model:
+    """Softmax attention head (Sec. 6.2, App. E.3): H heads, context length L."""
+    return _Model(
         "attention-softmax",
         "standard",
         "softmax attention, H heads, context length L, cubic two-position target (Sec. 6.2, "
@@ -240,8 +250,11 @@ def _build_models() -> tuple[_Model, ...]:
         {H: sp.Integer(1)},
         "RECON+SEC",
     )
-    models.append(att)
-    return tuple(models)
+
+
+def _build_models() -> tuple[_Model, ...]:
+    """Every model of the scaling tables, in table order."""
+    return (*_two_layer_fcn_models(), _cnn_model(), _three_layer_fcn_model(), _attention_model())
 
 
 MODELS = _build_models()

@@ -12,6 +12,10 @@ number of outputs. The problem is posed on the range of K0 (``K0 = B B^T``, B: P
 ``zbar = B u``, ``|u|^2 = zbar^T K0^+ zbar``), so a singular K0 (fewer independent input
 directions than training inputs) is solved there; for a positive-definite K0 this is the problem
 above. The toy-task theory (bulk plus outliers) is in :mod:`._relu_toy`.
+
+This module holds the result, the solver and its restarts of sliding neurons; the stages after
+them (certificate, dual ascent, bounds, the point returned, the message) are in
+:mod:`._outliers_stages`.
 """
 
 from __future__ import annotations
@@ -23,30 +27,28 @@ import numpy as np
 from ..._progress import as_progress
 from ..._results import SolverStatus, Status, raise_if_failed
 from ...checks import as_rng, check_int, check_pos_float, check_real, renamed_option
-from .._problem import _check_psd_gram, _check_representable, _check_targets, _row_space_projector
+from .._problem import _check_psd_gram, _check_representable, _check_targets
 from .._protocol import _check_k0, _check_test_diag, _gen_error_args, _mean_squared_error
-from ._certificate import (
-    _certify_kkt_point,
-    _dual_lower_bound,
-    _feasible_multiple,
-    _local_maxima,
-    _pricing,
-    _reprice_lower,
-)
-from ._dual import _inout_refinement, _network_point, _prox_dual_ascent, _restricted_primal
+from ._certificate import _pricing
 from ._factor import _Factor
-from ._kkt import _kkt_residuals, _subgradient
-from ._sliding import _compact_points, _kkt_point, _penalised_stage
+from ._outliers_stages import (  # noqa: F401  (the constants, documented there: re-exported)
+    GAP_RTOL,
+    INOUT_ITER,
+    N_VERIFY_PER_P,
+    PROX_STEPS,
+    _certify_best,
+    _choose_returned,
+    _compact_network,
+    _dual_ascent,
+    _feasible_upper_bound,
+    _not_certified,
+    _outlier_message,
+    _reprice_bound,
+    _Searches,
+)
+from ._sliding import _kkt_point, _penalised_stage
 
 __all__ = ["ReLUOutlierSolution", "solve_relu_outliers"]
-
-GAP_RTOL = 1e-6  # a KKT point within this relative duality gap of the lower bound is certified
-PROX_STEPS = 4  # proximal steps (of at most 10 restricted problems) of the dual ascent
-INOUT_ITER = 40  # restricted problems of the in-out refinement (_relu_dual._inout)
-# random starts per training input of the search that checks every margin a certificate rests
-# on (as the dual ascent's verification): at P = 30 a search of 55 starts certified compact KKT
-# points whose multipliers a search of 40 P starts finds violated by 2 % (docs/coding_relu.md)
-N_VERIFY_PER_P = 40
 
 
 @dataclass(frozen=True)
@@ -302,10 +304,8 @@ def solve_relu_outliers(
     report = as_progress(progress, "solve_relu_outliers")
     kf = _check_psd_gram(K0, factor=True)
     K0, fac = kf.K0, _Factor.from_kernel(kf)
-    B = fac.B
-    Pn, rank = B.shape
+    Pn, rank = fac.B.shape
     Y = _check_targets(Y, Pn)
-    m = Y.shape[1]
     if P is not None:  # deprecated spelling: P = inverse readout prior variance = 1/sigma_a2
         Ps = check_pos_float("P", P)
         renamed_option("sigma_a2", sigma_a2, "P", 1.0 / Ps)
@@ -314,7 +314,7 @@ def solve_relu_outliers(
     T = check_real("T", T)
     if T < 0:
         raise ValueError(f"T must be a finite number >= 0, got {T!r}")
-    n = 3 * m if n_neurons is None else check_int("n_neurons", n_neurons, minimum=1)
+    n = 3 * Y.shape[1] if n_neurons is None else check_int("n_neurons", n_neurons, minimum=1)
     n_restarts = check_int("n_restarts", n_restarts, minimum=1)
     tol = check_pos_float("atol", atol)
     maxiter = check_int("maxiter", maxiter, minimum=1)
@@ -324,278 +324,124 @@ def solve_relu_outliers(
         raise ValueError("Y must not be all zero (the minimum-norm solution is then empty)")
     if T == 0 and rank < Pn:
         _check_representable(K0, Y)
-    rng = as_rng(seed)
-    K0pinv = fac.pinv  # K0^+ (K0^-1 for a positive-definite K0)
+    srch = _Searches(fac, K0, Y, Ps, T, tol, as_rng(seed), report)
+    best, nit, n_lbfgs = _best_of_restarts(srch, n, maxiter, n_restarts)
+    pb = _certify_best(srch, best)
+    if not pb.ok and dual_ascent and pb.cost > 0:
+        _dual_ascent(srch, pb)
+    _feasible_upper_bound(srch, pb)
+    if not pb.ok and pb.network is not None:
+        _compact_network(srch, pb)
+    if pb.lower > pb.upper * (1 + 1e-12):
+        _reprice_bound(srch, pb)
+    _choose_returned(srch, pb)
+    ok, msg = _outlier_message(pb, nit, n_lbfgs)
+    status = Status.SUCCESS
+    if not ok:
+        status, why = _not_certified(srch, pb, maxiter)
+        msg = "not certified: " + msg + why
+    out = ReLUOutlierSolution(
+        converged=bool(ok), status=status, message=msg, nit=nit, residual=pb.resid,
+        abar=pb.A, zbar=pb.Z, t=pb.t, cost=float(pb.cost), dual_margin=float(pb.margin),
+        residuals=pb.res_d, K0=K0, Y=Y, P_scale=Ps, T=T, lower_bound=float(pb.lower),
+        duality_gap=float(pb.gap), upper_bound=float(pb.upper), t_bound=pb.t_bound,
+    )
+    report(out.message, force=True)
+    raise_if_failed(out, throw)
+    return out
 
-    n_verify = N_VERIFY_PER_P * Pn  # random starts of every search a certificate rests on
-    # the verification searches draw from their own stream, so that they change the solver's
-    # path only where they find a violation (the path follows every random number it draws)
-    rng_v = rng.spawn(1)[0]
 
-    def certify(t, A, Z, n_start):
-        zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))  # as for the KKT residuals
-        theta0 = _subgradient(Z, A, t, fac, np.abs(Z) <= zero_tol)[0]
-        return _certify_kkt_point(
-            t, A, Z, fac, Ps, lambda tt, Wk: _local_maxima(tt, fac, Ps, rng, Wk, n_start),
-            theta0=theta0, zero_tol=zero_tol,
-            verify=lambda tt, Wk: _local_maxima(tt, fac, Ps, rng_v, Wk, n_verify))
-
-    def price(t, W, n_start):
-        """Dual margin by a search of ``n_start`` random starts, checked by one of ``n_verify``
-        when it would certify (margin <= 1 + 1e-6). Returns (margin, violating w or None)."""
-        margin, w_star = _pricing(t, fac, Ps, rng, W, n_start)
-        if margin <= 1.0 + 1e-6:
-            margin_v, w_v = _pricing(t, fac, Ps, rng_v, W, n_verify)
-            if margin_v > margin:
-                margin, w_star = margin_v, w_v
-        return margin, w_star
-
-    Pi = _row_space_projector(Y)
-    lam_end = T if T > 0 else 1e-4
+def _best_of_restarts(srch, n, maxiter, n_restarts):
+    """The sliding neurons from ``n_restarts`` random initialisations of ``n`` neurons (each
+    :func:`_restart`): the annealing schedule of penalties (1, 0.1, 0.01, 0.001 above the final
+    one, then ``lam_end``) takes the first stages of the budget (its last entries when the
+    budget is shorter); every insertion then needs one more stage. Returns (the lowest-cost
+    point whose KKT system was solved, else the one with the smallest residual; the stages and
+    the L-BFGS steps over all restarts)."""
+    lam_end = srch.lam_end
     lams = [lam for lam in (1.0, 1e-1, 1e-2, 1e-3) if lam > lam_end] + [lam_end]
-    n_random = 10 + Pn // 2
-
-    # the annealing schedule takes the first stages of the budget (its last entries when the
-    # budget is shorter); every insertion then needs one more stage
     lams = lams[-min(len(lams), maxiter):]
     best = None
     nit = 0
     n_lbfgs = 0
     for restart in range(n_restarts):
-        A = rng.standard_normal((n, m)) / np.sqrt(Ps)
-        W = rng.standard_normal((n, rank)) / np.sqrt(Pn)
-        stages = 0
-        out_of_budget = False
-        schedule = lams
-        while True:
-            for j, lam in enumerate(schedule):
-                while True:
-                    A, W, k_nit = _penalised_stage(A, W, m, B, Ps, Y, lam)
-                    stages += 1
-                    n_lbfgs += k_nit
-                    # an insertion needs one more stage here and leaves the rest of the schedule
-                    if stages + 1 + (len(schedule) - j - 1) > maxiter:
-                        break
-                    t = (Y - np.maximum(W @ B.T, 0.0).T @ A) / lam
-                    margin, w_star = _pricing(t @ Pi, fac, Ps, rng, W, n_random)
-                    report(f"restart {restart + 1}/{n_restarts}, stage {stages}/{maxiter}: "
-                           f"penalty {lam:.3g}, {A.shape[0]} neurons, dual margin {margin:.6f}")
-                    if margin <= 1.0 + 1e-3 or w_star is None:
-                        break
-                    A, W = _insert(A, W, t, B, Ps, w_star)
-            t, A, Z, W, res_d = _kkt_point(A, W, lam_end, fac, Ps, Y, T, tol, Pi)
-            resid = max(res_d.values())
-            ok_kkt = resid <= 10 * max(tol, 1e-8)
-            margin, w_star = price(t, W, n_random)
-            cert = None
-            if ok_kkt and T == 0 and margin > 1.0 + 1e-6:  # t is not unique at T = 0
-                cert = certify(t, A, Z, n_random)
-                if cert.margin < margin:
-                    t, margin = cert.t, cert.margin
-            certified = ok_kkt and margin <= 1.0 + 1e-6
-            if certified or w_star is None:
-                break
-            if stages >= maxiter:
-                out_of_budget = True
-                break
-            # sliding continues from the polished neurons plus one inserted in the violating
-            # direction, at the final penalty only
-            A, W = _insert(A, W, t, B, Ps, w_star)
-            schedule = [lam_end]
+        cand, stages, n_steps = _restart(srch, n, lams, maxiter, (restart, n_restarts))
         nit += stages
-        cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ K0pinv)))
-        if T > 0:
-            cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
-        cand = (t, A, Z, float(cost), resid, res_d, ok_kkt, out_of_budget, cert)
+        n_lbfgs += n_steps
+        cost, resid, ok_kkt = cand[3], cand[4], cand[6]
         if best is None or (ok_kkt and (not best[6] or cost < best[3] - 1e-9)) or \
                 (not best[6] and not ok_kkt and resid < best[4]):
             best = cand
-    t, A, Z, cost, resid, res_d, ok_kkt, out_of_budget, cert = best
-    margin, _ = price(t, fac.to_w(Z), n_random + Pn)
-    if ok_kkt and T == 0 and margin > 1.0 + 1e-6 and (cert is None or cert.margin <= 1.0 + 1e-6):
-        # the wider search found a violation the certificate had not seen: certify again with it
-        cert = certify(t, A, Z, n_random + Pn)
-        if cert.margin < margin:
-            t, margin = cert.t, cert.margin
-    ok = ok_kkt and margin <= 1.0 + 1e-6
-    lower = _dual_lower_bound(t, Y, T, margin)
-    t_bound = _feasible_multiple(t, Y, T, margin)  # the multiplier of ``lower``
-    gap = (cost - lower) / cost if cost > 0 else 0.0
-    ascent = None  # the number of restricted duals the ascent solved
-    W_known, V_known, t_low = fac.to_w(Z), None, None
-    if not ok and dual_ascent and cost > 0:
-        # raise the lower bound by proximal column generation on the convex dual, then
-        # narrow [lower, upper] by in-out column generation on its directions (_relu_dual)
-        t_asc, lower_asc, ascent, W_known = _prox_dual_ascent(
-            fac, Y, Ps, T, t, W_known, rng, 2 * Pn, n_outer=PROX_STEPS, n_inner=10,
-            max_atoms=20 * Pn, target=cost, gap_rtol=GAP_RTOL, report=report)
-        if lower_asc < cost * (1 - GAP_RTOL):
-            t_io, lower_io, n_io, W_known, V_known, _ = _inout_refinement(
-                fac, Y, Ps, T, t_asc, W_known, rng, 2 * Pn, n_iter=INOUT_ITER, target=cost,
-                gap_rtol=GAP_RTOL, report=report)
-            ascent += n_io
-            if lower_io > lower_asc:  # keep the multiplier of the better bound
-                t_asc, lower_asc = t_io, lower_io
-        if lower_asc > lower:
-            lower, gap = lower_asc, (cost - lower_asc) / cost
-            t_low = t_bound = t_asc
-        ok = ok_kkt and gap <= GAP_RTOL
-    out_tol = 1e-8 * float(np.abs(Y).max())
-    upper = cost if (T > 0 or res_d["output"] <= out_tol) else float("inf")
-    point_upper = upper  # the point's cost when it is feasible: what another point must beat
-    network = None
-    feasible_Z = [Z] if np.isfinite(upper) else []  # preactivations of the feasible networks
-    if not ok:  # a feasible network along the known directions (_relu_dual._restricted_primal)
-        u, u_res, V_net = _restricted_primal(fac, W_known, Y, Ps, T, V0=V_known, readouts=True)
-        if u_res <= out_tol and u < upper:
-            upper = u
-            network = _network_point(fac, W_known, V_net, Ps, Y, T, out_tol)
-            if network is not None:
-                feasible_Z.append(network[1])
-    compact, n_compact = None, 0
-    if not ok and network is not None:
-        # merge the network's clusters of neurons and solve the KKT system of the merged few
-        # (_relu_sliding._compact_points): each such point's multiplier gives a dual bound; the
-        # point is returned when it is cheaper than the sliding-neuron KKT point (if that
-        # interpolates) and no dearer than the network (within GAP_RTOL: few neurons rather
-        # than many for that much)
-        for t_c, A_c, Z_c, cost_c, res_c in _compact_points(network[0], network[1], fac, Ps, Y,
-                                                            T, tol, lam_end, Pi):
-            n_compact += 1
-            margin_c, _ = price(t_c, fac.to_w(Z_c), n_random + Pn)
-            if T == 0 and margin_c > 1.0 + 1e-6:  # t is not unique at T = 0
-                cert_c = certify(t_c, A_c, Z_c, n_random + Pn)
-                if cert_c.margin < margin_c:
-                    t_c, margin_c = cert_c.t, cert_c.margin
-            lower_c = _dual_lower_bound(t_c, Y, T, margin_c)
-            if lower_c > lower:
-                lower, t_low = lower_c, t_c
-                t_bound = _feasible_multiple(t_c, Y, T, margin_c)
-            if T > 0 or res_c["output"] <= out_tol:
-                upper = min(upper, cost_c)
-                feasible_Z.append(Z_c)
-            if (cost_c < point_upper * (1 - 1e-9) and cost_c <= network[2] * (1 + GAP_RTOL)
-                    and (compact is None or cost_c < compact[3])):
-                compact = (t_c, A_c, Z_c, cost_c, margin_c, res_c)
-            report(f"compact KKT point {n_compact}: {A_c.shape[0]} neurons, cost {cost_c:.10g}, "
-                   f"dual margin {margin_c:.8f}, lower bound {lower:.10g}")
-            if compact is not None and compact[3] - lower <= GAP_RTOL * compact[3]:
+    return best, nit, n_lbfgs
+
+
+def _restart(srch, n, lams, maxiter, restart):
+    """One random initialisation of ``n`` neurons (``restart``: its index and the number of
+    restarts, for the progress lines), slid through the penalties ``lams`` (:func:`_anneal`);
+    then the KKT system solved exactly (:func:`._sliding._kkt_point`) and its multiplier priced
+    (at T = 0, where it is not unique, with the multiplier search of the certificate). While
+    it is not certified, a violating direction is known and the budget allows, the sliding
+    continues from the polished neurons plus one inserted in that direction, at the final
+    penalty only. Returns ((t, A, Z, cost, max residual, residuals, KKT solved, out of budget,
+    certificate or None), stages, L-BFGS steps)."""
+    fac, Y, Ps, T, tol, rng = srch.fac, srch.Y, srch.Ps, srch.T, srch.tol, srch.rng
+    m, (Pn, rank) = Y.shape[1], fac.B.shape
+    A = rng.standard_normal((n, m)) / np.sqrt(Ps)
+    W = rng.standard_normal((n, rank)) / np.sqrt(Pn)
+    stages = n_lbfgs = 0
+    out_of_budget = False
+    schedule = lams
+    while True:
+        A, W, stages, k_nit = _anneal(srch, A, W, schedule, stages, maxiter, restart)
+        n_lbfgs += k_nit
+        t, A, Z, W, res_d = _kkt_point(A, W, srch.lam_end, fac, Ps, Y, T, tol, srch.Pi)
+        resid = max(res_d.values())
+        ok_kkt = resid <= 10 * max(tol, 1e-8)
+        margin, w_star = srch.price(t, W, srch.n_random)
+        cert = None
+        if ok_kkt and T == 0 and margin > 1.0 + 1e-6:  # t is not unique at T = 0
+            cert = srch.certify(t, A, Z, srch.n_random)
+            if cert.margin < margin:
+                t, margin = cert.t, cert.margin
+        certified = ok_kkt and margin <= 1.0 + 1e-6
+        if certified or w_star is None:
+            break
+        if stages >= maxiter:
+            out_of_budget = True
+            break
+        # sliding continues from the polished neurons plus one inserted in the violating
+        # direction, at the final penalty only
+        A, W = _insert(A, W, t, fac.B, Ps, w_star)
+        schedule = [srch.lam_end]
+    cost = 0.5 * (Ps * np.sum(A * A) + np.sum(Z * (Z @ fac.pinv)))
+    if T > 0:
+        cost += 0.5 * np.sum((np.maximum(Z, 0.0).T @ A - Y) ** 2) / T
+    return (t, A, Z, float(cost), resid, res_d, ok_kkt, out_of_budget, cert), stages, n_lbfgs
+
+
+def _anneal(srch, A, W, schedule, stages, maxiter, restart):
+    """Slide the neurons (A, W) through the penalties of ``schedule``: at each penalty lam the
+    weight-decay regression ``cost + |F - Y|^2/(2 lam)`` by L-BFGS (one stage,
+    :func:`._sliding._penalised_stage`), then the dual margin of ``t = (Y - F)/lam`` searched
+    and, while it exceeds 1 + 1e-3 and the budget leaves a stage for the insertion and the
+    rest of the schedule, a neuron inserted in the most violating direction and the stage
+    repeated. Returns (A, W, stages so far, L-BFGS steps)."""
+    fac, B, Ps, Y, rng, report = srch.fac, srch.fac.B, srch.Ps, srch.Y, srch.rng, srch.report
+    m = Y.shape[1]
+    n_lbfgs = 0
+    for j, lam in enumerate(schedule):
+        while True:
+            A, W, k_nit = _penalised_stage(A, W, m, B, Ps, Y, lam)
+            stages += 1
+            n_lbfgs += k_nit
+            # an insertion needs one more stage here and leaves the rest of the schedule
+            if stages + 1 + (len(schedule) - j - 1) > maxiter:
                 break
-    if lower > upper * (1 + 1e-12):
-        # weak duality fails: the bound's multiplier violates the dual bound on some neuron of a
-        # cheaper feasible network, a direction the pricing search missed. Price it again from
-        # those neurons (and the known directions) and keep the bound that survives.
-        lower, t_fix = _reprice_lower(fac, Ps, Y, T, [t] + ([t_low] if t_low is not None else []),
-                                      W_known, feasible_Z, rng_v, n_verify)
-        if t_low is not None:
-            t_low = t_fix
-        t_bound = t_fix
-        gap = max(cost - lower, 0.0) / cost if cost > 0 else 0.0
-        ok = ok and gap <= GAP_RTOL
-    point_cost = cost
-    known = ("the directions of the dual ascent" if ascent is not None else
-             "the KKT point's own directions")
-    returned_compact = compact is not None
-    returned_network = (not returned_compact and network is not None
-                        and network[2] < point_upper * (1 - 1e-9))
-    replaced = returned_compact or returned_network  # not the sliding-neuron KKT point
-    if returned_compact:
-        # a KKT point (with its own multiplier), cheaper than or as cheap as the network
-        t, A, Z, cost, margin, res_d = compact
-        resid = max(res_d.values())
-        gap = max(cost - lower, 0.0) / cost
-        ok = gap <= GAP_RTOL
-    elif returned_network:
-        # return the cheaper network (with the lower bound's multiplier) instead of the point
-        A, Z, cost = network
-        t = t_low if t_low is not None else _feasible_multiple(t, Y, T, margin)
-        margin, _ = _pricing(t, fac, Ps, rng_v, fac.to_w(Z), n_verify)
-        if margin > 1.0 + 1e-6:  # this search refutes the bound's multiplier: scale it down
-            lower = min(lower, _dual_lower_bound(t, Y, T, margin))
-            t_bound = _feasible_multiple(t, Y, T, margin)
-        zero_tol = 1e-9 * max(1.0, float(np.max(np.abs(Z))))
-        res_d = _kkt_residuals(t, A, Z, fac, Ps, Y, T, zero_tol)
-        resid = max(res_d.values())
-        upper = min(upper, cost)
-        gap = max(cost - lower, 0.0) / cost
-        ok = gap <= GAP_RTOL  # weak duality alone: a feasible network this close to the bound
-    msg = (f"converged: {A.shape[0]} outliers, cost {cost:.10g}, KKT residual {resid:.1e}, dual "
-           f"margin {margin:.8f}, dual lower bound {lower:.10g} (relative gap {gap:.2e}), "
-           f"feasible upper bound {upper:.10g} ({nit} stages, {n_lbfgs} L-BFGS steps)")
-    if returned_network:
-        msg += (f"; returned: the group-lasso network over {known} ({A.shape[0]} neurons), " +
-                (f"cheaper than the KKT point of the sliding neurons ({point_cost:.10g})"
-                 if np.isfinite(point_upper) else
-                 f"feasible, where the point of the sliding neurons (cost {point_cost:.10g}) does "
-                 "not interpolate") +
-                "; it is a KKT point only to the residual shown")
-    if returned_compact:
-        msg += (f"; returned: a KKT point of {A.shape[0]} neurons from merging the clustered "
-                f"neurons of the group-lasso network over {known} "
-                f"({network[0].shape[0]} neurons, cost {network[2]:.10g}; the sliding-neuron "
-                f"KKT point cost {point_cost:.10g})")
-    if upper < cost * (1 - 1e-9):
-        msg += (f"; a network along the known neuron directions costs {upper:.10g} < cost, so the "
-                "returned point is not the global minimum, which lies in [lower bound, upper "
-                f"bound] (relative width {max(upper - lower, 0.0) / upper:.2e})")
-    if lower > upper * (1 + 1e-12):
-        ok = False  # the bound is known to be wrong at this level: no certificate from it
-        msg += (f"; the lower bound exceeds the cost of a feasible network by "
-                f"{(lower - upper) / upper:.1e} (relative): the pricing search missed a violating "
-                "direction, so the lower bound is uncertain at about that level")
-    if ascent is not None:
-        msg += (f"; dual ascent (proximal, then in-out; {ascent} restricted duals) " +
-                (f"and {n_compact} merged KKT points " if n_compact else "") +
-                "raised the lower bound" +
-                (f" to within {gap:.1e} of the cost: certified" if ok else ""))
-        if (ok and not replaced and cert is not None
-                and cert.cut_bound > 1.0 + 1e-6 and cert.exact):
-            msg += (" (no multiplier of this KKT point is exactly dual feasible, so a lower cost "
-                    "may exist, by at most the gap)")
-    status = Status.SUCCESS
-    if not ok:
-        why = ("; dual margin > 1: t violates the dual bound, so global optimality is not "
-               "certified (another neuron direction may lower the cost, by at most the gap)"
-               if margin > 1.0 + 1e-6 else "; KKT system not solved to tolerance")
-        if cert is not None and margin > 1.0 + 1e-6:
-            if cert.cut_bound > 1.0 + 1e-6 and cert.exact:
-                why = (f"; not the global minimum: no multiplier t consistent with this KKT point "
-                       f"({cert.free_dims} free dimensions) satisfies the dual bound even on "
-                       f"{cert.n_cuts} directions (min-max margin {cert.cut_bound:.8f} > 1), so "
-                       "a lower cost exists (by at most the gap); try more n_restarts")
-            else:
-                why += (f"; the certificate search ({cert.free_dims} free dimensions of t, "
-                        f"{cert.rounds} cutting-plane rounds, {cert.n_cuts} directions) did not "
-                        "settle it")
-        if replaced:  # only the gap is open
-            why = (f"; the returned {'point' if returned_compact else 'network'} is within "
-                   f"{gap:.1e} of the lower bound, not within {GAP_RTOL:g} " +
-                   ("(the dual ascent's budget is spent; neither the search over neuron "
-                    "directions nor the merged network's multipliers closed the gap)"
-                    if ascent is not None else
-                    "(dual_ascent=False: the dual ascent would raise the lower bound)"))
-        if fac.singular and T == 0 and res_d["output"] > 1e-6 * float(np.max(np.abs(Y))):
-            # the likely reason on a singular K0: no interpolant exists (t diverges with 1/lam)
-            why = (f"; the output constraint is violated by {res_d['output']:.2e}: K0 is "
-                   f"singular (rank {rank} < P = {Pn}), and relu(z) with z in the range of K0 "
-                   "need not span the targets, so the interpolation problem is probably "
-                   "infeasible (T > 0, regression, always has a solution)")
-        if out_of_budget and not replaced:
-            status = Status.MAX_ITERATIONS
-            why += f" (the budget of maxiter={maxiter} stages per restart is used up; raise maxiter)"
-        else:
-            status = Status.NUMERICAL_FAILURE
-            why += (" (the search found no insertion direction; try more n_restarts)"
-                    if margin > 1.0 + 1e-6 and not replaced
-                    else "")
-        msg = "not certified: " + msg + why
-    out = ReLUOutlierSolution(
-        converged=bool(ok), status=status, message=msg,
-        nit=nit, residual=resid,
-        abar=A, zbar=Z, t=t, cost=float(cost), dual_margin=float(margin), residuals=res_d,
-        K0=K0, Y=Y, P_scale=Ps, T=T, lower_bound=float(lower), duality_gap=float(gap),
-        upper_bound=float(upper), t_bound=t_bound,
-    )
-    report(out.message, force=True)
-    raise_if_failed(out, throw)
-    return out
+            t = (Y - np.maximum(W @ B.T, 0.0).T @ A) / lam
+            margin, w_star = _pricing(t @ srch.Pi, fac, Ps, rng, W, srch.n_random)
+            report(f"restart {restart[0] + 1}/{restart[1]}, stage {stages}/{maxiter}: "
+                   f"penalty {lam:.3g}, {A.shape[0]} neurons, dual margin {margin:.6f}")
+            if margin <= 1.0 + 1e-3 or w_star is None:
+                break
+            A, W = _insert(A, W, t, B, Ps, w_star)
+    return A, W, stages, n_lbfgs

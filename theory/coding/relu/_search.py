@@ -78,6 +78,7 @@ def _ratio_grad(w, B, t, Ps, z, v, g):
     return f
 
 
+# kept in one piece (> 80 lines): one compiled loop; helpers would add call overhead inside it
 @numba.njit(cache=True)
 def _lbfgs_kernel(W0, B, t, Ps, maxiter, memory, ftol, gtol, W, f_out):
     """L-BFGS on F = -f from every row of W0 (results into W, f_out): two-loop recursion with

@@ -268,7 +268,7 @@ def solve_relu_toy(
     """
     atol = renamed_option("atol", atol, "tol", tol, default=1e-10)
     rho, Yc = _check_toy_problem(ratios, class_targets)
-    k, m = Yc.shape
+    m = Yc.shape[1]
     if P is not None:
         P = check_int("P", P, minimum=1)
     mus = tuple(check_pos_float("mu_schedule", v) for v in mu_schedule)
@@ -276,6 +276,67 @@ def solve_relu_toy(
         raise ValueError("mu_schedule must contain at least one barrier weight")
     tol = check_pos_float("atol", atol)
     neuron = _ToyNeuron(rho, "relu", True, 0, m)
+    t, a_last, nit = _barrier_minimise(neuron, Yc, _single_class_log_slack(rho), _bulk_max, mus)
+    xs, active, nfev = _solve_single_class_kkt(neuron, rho, Yc, t, a_last, tol)
+    nit += nfev
+    pt, problems, unstable = _single_class_point(neuron, rho, Yc, xs, active, tol)
+    if unstable and len(problems) == 1:
+        # the single-class constraints do not suffice: outliers on several classes
+        mc = _solve_multiclass(neuron, Yc, tol, _bulk_max, relu_stability_margin, mus)
+        if mc is None:
+            pt.msg += ("; no KKT point with multi-class outliers found either (combinations of "
+                       "the near-marginal outlier types at the barrier solution)")
+        else:
+            nit = nit + mc["nit"]
+            pt = _multiclass_point(neuron, rho, Yc, tol, mc)
+    cov = np.zeros((m, m))
+    if P is not None:  # the Laplace width of the bulk readout at finite P
+        Hs = neuron.evaluate(pt.a0[None, :], pt.t)[2][0]
+        cov = np.linalg.inv(-P * Hs)
+    out = ReLUToySolution(
+        converged=pt.ok, status=Status.SUCCESS if pt.ok else Status.NUMERICAL_FAILURE,
+        message=pt.msg, nit=nit, residual=pt.resid, t=pt.t, a0=pt.a0,
+        bulk_h=pt.h, bulk_mean_activation=pt.Mv, bulk_activation_variance=pt.Vv,
+        outlier_classes=pt.outl, outlier_strength=pt.s, outlier_readouts=pt.abar,
+        outlier_preactivations=pt.zbar, marginality=pt.marg, cone=pt.t @ pt.t.T,
+        stability_margin=float(pt.lam_star), bulk_gap=pt.bulk_gap, g_value=pt.g0,
+        residuals=pt.res, bulk_readout_covariance=cov, ratios=rho, class_targets=Yc, P=P,
+        outlier_codes=pt.zcls > 0.0, outlier_class_preactivations=pt.zcls,
+    )
+    raise_if_failed(out, throw)
+    return out
+
+
+@dataclass
+class _ToyPoint:
+    """A KKT point of the toy with its diagnostics (names as in :class:`ReLUToySolution`): the
+    field t, bulk readout a0, outlier strengths s, the outliers (classes, zbar, abar, per-class
+    zbar), the bulk tilts, moments, g(a0) and gap, residuals, lambda*, marginality, and whether
+    it passed its checks, with the message."""
+
+    t: np.ndarray
+    a0: np.ndarray
+    s: np.ndarray
+    outl: np.ndarray
+    zbar: np.ndarray
+    abar: np.ndarray
+    zcls: np.ndarray
+    h: np.ndarray
+    Mv: np.ndarray
+    Vv: np.ndarray
+    g0: float
+    bulk_gap: float
+    res: dict
+    resid: float
+    lam_star: float
+    marg: np.ndarray
+    ok: bool
+    msg: str
+
+
+def _single_class_log_slack(rho):
+    """The barrier of the single-class constraints ``rho_c |t_c|^2 <= 1``: ``t -> (sum_c log
+    slack_c, its gradient)``, None outside the feasible set."""
 
     def log_slack(t):  # the single-class constraints rho_c |t_c|^2 <= 1
         slack = 1.0 - rho * np.sum(t * t, axis=1)
@@ -283,7 +344,14 @@ def solve_relu_toy(
             return None
         return np.sum(np.log(slack)), -(2.0 * rho / slack)[:, None] * t
 
-    t, a_last, nit = _barrier_minimise(neuron, Yc, log_slack, _bulk_max, mus)
+    return log_slack
+
+
+def _solve_single_class_kkt(neuron, rho, Yc, t, a_last, tol):
+    """The exact KKT system of single-class outliers from the barrier solution t (bulk maximum
+    near ``a_last``; the classes with ``rho_c |t_c|^2 > 1 - 1e-3`` active): Powell's hybrid
+    method, then least-squares Newton when it misses ``tol``. Returns (x, active classes,
+    hybrid's function evaluations)."""
     found = _bulk_max(neuron, t, a_last)
     a0 = found[0][0]
     marg = rho * np.sum(t * t, axis=1)
@@ -303,7 +371,13 @@ def solve_relu_toy(
     xs = sol.x
     if np.max(np.abs(_relu_kkt(xs, neuron, Yc, active))) > tol:
         xs, _, _ = _newton_lstsq(fun, x0, tol)
-    nit += int(sol.nfev)
+    return xs, active, int(sol.nfev)
+
+
+def _single_class_point(neuron, rho, Yc, xs, active, tol):
+    """The single-class outlier solution at the KKT root x, checked (residual, s_c >= 0, a_0 the
+    global maximum of g, lambda* <= 1). Returns (point, the failed checks, whether lambda* > 1)."""
+    k, m = Yc.shape
     F = _relu_kkt(xs, neuron, Yc, active)
     t = xs[: k * m].reshape(k, m)
     a0 = xs[k * m: k * m + m]
@@ -336,50 +410,37 @@ def solve_relu_toy(
     zcls[np.arange(outl.size), outl] = zbar
     msg = (f"converged: {outl.size} outliers (classes {outl.tolist()}), KKT residual "
            f"{resid:.1e}, lambda* = {lam_star:.12f}" if ok else "; ".join(problems))
-    if unstable and len(problems) == 1:
-        # the single-class constraints do not suffice: outliers on several classes
-        mc = _solve_multiclass(neuron, Yc, tol, _bulk_max, relu_stability_margin, mus)
-        if mc is None:
-            msg += ("; no KKT point with multi-class outliers found either (combinations of the "
-                    "near-marginal outlier types at the barrier solution)")
-        else:
-            t, a0, nit = mc["t"], mc["a0"], nit + mc["nit"]
-            U, abar, zcls = mc["U"], mc["abar"], mc["zbar"]
-            codes = zcls > 0.0
-            outl = np.where(codes.sum(axis=1) == 1, np.argmax(codes, axis=1), -1)
-            zbar = zcls.max(axis=1)
-            s = np.sum(zcls * zcls, axis=0)
-            h, Mv, Vv, g0, bulk_gap = _bulk_summary(neuron, t, a0)
-            res = {
-                "bulk_stationarity": float(np.max(np.abs(a0 - (rho * Mv) @ t))),
-                "output": float(np.max(np.abs(Yc - Mv[:, None] * a0[None, :] - zcls.T @ abar))),
-                "marginality": float(np.max(np.abs(
-                    np.sum(rho * np.maximum(U @ t.T, 0.0) ** 2, axis=1) - 1.0))),
-            }
-            resid = max(res.values())
-            lam_star, _ = relu_stability_margin(t, rho)
-            marg = rho * np.sum(t * t, axis=1)
-            ok = resid <= max(tol, 1e-9) and bulk_gap <= 1e-9 and lam_star <= 1.0 + 1e-8
-            pats = ["-".join(str(int(b)) for b in c) for c in codes]
-            msg = (f"converged with multi-class outliers: {len(pats)} outlier types {pats}, "
-                   f"KKT residual {resid:.1e}, lambda* = {lam_star:.12f}"
-                   + (f"; the split into outliers is not unique ({mc['null']} more outlier "
-                      "types are marginal; outputs and the outlier feature kernel are unique, "
-                      "one split is reported)" if mc["null"] else "")
-                   if ok else f"multi-class outliers: KKT residual {resid:.1e}, lambda* = "
-                   f"{lam_star:.6f}, bulk gap {bulk_gap:.3g}")
-    cov = np.zeros((m, m))
-    if P is not None:
-        Hs = neuron.evaluate(a0[None, :], t)[2][0]
-        cov = np.linalg.inv(-P * Hs)
-    out = ReLUToySolution(
-        converged=ok, status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE, message=msg,
-        nit=nit, residual=resid, t=t, a0=a0,
-        bulk_h=h, bulk_mean_activation=Mv, bulk_activation_variance=Vv, outlier_classes=outl,
-        outlier_strength=s, outlier_readouts=abar, outlier_preactivations=zbar,
-        marginality=marg, cone=t @ t.T, stability_margin=float(lam_star), bulk_gap=bulk_gap,
-        g_value=g0, residuals=res, bulk_readout_covariance=cov, ratios=rho, class_targets=Yc,
-        P=P, outlier_codes=zcls > 0.0, outlier_class_preactivations=zcls,
-    )
-    raise_if_failed(out, throw)
-    return out
+    return (_ToyPoint(t, a0, s, outl, zbar, abar, zcls, h, Mv, Vv, g0, bulk_gap, res, resid,
+                      lam_star, marg, ok, msg), problems, unstable)
+
+
+def _multiclass_point(neuron, rho, Yc, tol, mc):
+    """The solution with multi-class outliers of :func:`._multiclass._solve_multiclass` (its
+    dict ``mc``), with its residuals and checks (residual, a_0 global, lambda* <= 1)."""
+    t, a0 = mc["t"], mc["a0"]
+    U, abar, zcls = mc["U"], mc["abar"], mc["zbar"]
+    codes = zcls > 0.0
+    outl = np.where(codes.sum(axis=1) == 1, np.argmax(codes, axis=1), -1)
+    zbar = zcls.max(axis=1)
+    s = np.sum(zcls * zcls, axis=0)
+    h, Mv, Vv, g0, bulk_gap = _bulk_summary(neuron, t, a0)
+    res = {
+        "bulk_stationarity": float(np.max(np.abs(a0 - (rho * Mv) @ t))),
+        "output": float(np.max(np.abs(Yc - Mv[:, None] * a0[None, :] - zcls.T @ abar))),
+        "marginality": float(np.max(np.abs(
+            np.sum(rho * np.maximum(U @ t.T, 0.0) ** 2, axis=1) - 1.0))),
+    }
+    resid = max(res.values())
+    lam_star, _ = relu_stability_margin(t, rho)
+    marg = rho * np.sum(t * t, axis=1)
+    ok = resid <= max(tol, 1e-9) and bulk_gap <= 1e-9 and lam_star <= 1.0 + 1e-8
+    pats = ["-".join(str(int(b)) for b in c) for c in codes]
+    msg = (f"converged with multi-class outliers: {len(pats)} outlier types {pats}, "
+           f"KKT residual {resid:.1e}, lambda* = {lam_star:.12f}"
+           + (f"; the split into outliers is not unique ({mc['null']} more outlier "
+              "types are marginal; outputs and the outlier feature kernel are unique, "
+              "one split is reported)" if mc["null"] else "")
+           if ok else f"multi-class outliers: KKT residual {resid:.1e}, lambda* = "
+           f"{lam_star:.6f}, bulk gap {bulk_gap:.3g}")
+    return _ToyPoint(t, a0, s, outl, zbar, abar, zcls, h, Mv, Vv, g0, bulk_gap, res, resid,
+                     lam_star, marg, ok, msg)

@@ -14,7 +14,7 @@ Each bundle cut is an exact piece ``q_k(t) = |t^T phi_k|^2/(2P) - |u_k|^2/2`` (a
 u_k found by the oracle), so the model is the restricted problem over the atoms found so far.
 Its proximal step is solved in the dual, over the simplex of atom weights w, by a primal-dual
 interior-point method: ``max_w -1/2 tr(R^T (Phi W Phi^T/P + I/tau)^{-1} R) - w.c`` with
-``R = Y + t_c/tau`` (:func:`_simplex_subproblem`).
+``R = Y + t_c/tau`` (:func:`._bundle_subproblem._simplex_subproblem`).
 
 Certificate (see :func:`_solve_general_bundle`): an upper bound ``f(t_c)`` from the global search
 at the final centre and a lower bound from the restricted problem over all atoms (any restricted
@@ -24,15 +24,19 @@ model lies below f), so ``f* in [lower, upper]``; plus the output residual of th
 from __future__ import annotations
 
 import collections
-import warnings
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import optimize
 
 from ..._numerics import _ascend_to_maxima, _distinct
 from ...kernels._gauss import _phi_derivs
 from .._problem import KernelFactor, _range_factor
 from ._bundle_polish import polish_bundle
+from ._bundle_subproblem import (  # noqa: F401  (_bordered_solver: re-exported for the tests)
+    _bordered_solver,
+    _restricted_dual,
+    _simplex_subproblem,
+)
 from ._general_core import _class_patterns
 
 __all__: list[str] = []
@@ -90,129 +94,6 @@ class _RangeNeuron:
         """Whitened coordinates of preactivation rows Z (k, P) (ridge least squares)."""
         B = self.B
         return np.linalg.solve(B.T @ B + np.eye(self.r), B.T @ Z.T).T
-
-
-def _bordered_solver(A, rp):
-    """``solve(r) -> (x, nu)`` for ``A x + nu 1 = r``, ``1^T x = -rp`` with A symmetric positive
-    definite: Cholesky of A and the Schur complement on the one equality (``x = A^{-1}(r - nu
-    1)``); the bordered matrix by LU if round-off makes A indefinite, and by its pseudo-inverse
-    (minimum-norm least squares) if that LU is singular too: with a thousand candidate atoms
-    and the lower bound's tau -> inf, A can be singular to round-off (an exact zero pivot was
-    met on Fashion-MNIST at P = 60)."""
-    K = A.shape[0]
-    try:
-        cf = linalg.cho_factor(A, check_finite=False)
-    except linalg.LinAlgError:
-        kkt = np.ones((K + 1, K + 1))
-        kkt[:K, :K], kkt[K, K] = A, 0.0
-        with warnings.catch_warnings():  # a singular LU is handled below
-            warnings.simplefilter("ignore", linalg.LinAlgWarning)
-            lu = linalg.lu_factor(kkt, check_finite=False)
-        diag = np.abs(np.diag(lu[0]))
-        if not (np.all(np.isfinite(diag)) and diag.min() > 1e-14 * diag.max()):
-            pinv = linalg.pinvh(kkt, check_finite=False)
-
-            def solve_pinv(r):
-                sol = pinv @ np.concatenate([r, [-rp]])
-                return sol[:K], sol[K]
-
-            return solve_pinv
-
-        def solve_lu(r):
-            sol = linalg.lu_solve(lu, np.concatenate([r, [-rp]]), check_finite=False)
-            return sol[:K], sol[K]
-
-        return solve_lu
-    a1 = linalg.cho_solve(cf, np.ones(K), check_finite=False)
-
-    def solve(r):
-        a0 = linalg.cho_solve(cf, r, check_finite=False)
-        nu = (a0.sum() + rp) / a1.sum()
-        return a0 - nu * a1, nu
-
-    return solve
-
-
-def _simplex_subproblem(Phi, c, Y, t_c, tau, w0, gap_end=1e-13, maxit=100):
-    """Proximal bundle step in the dual over atom weights w in the simplex. Phi (P, K) holds
-    phi(z_k) as columns, c (K,) = |u_k|^2/2. Returns (w, t).
-
-    Maximises the concave ``h(w) = -1/2 tr(R^T (Phi W Phi^T/P + I/tau)^{-1} R) - w.c`` (R = Y +
-    t_c/tau) over the simplex by a primal-dual interior-point method (Mehrotra predictor-
-    corrector): with F = -h, multipliers s >= 0 of w >= 0 and nu of sum w = 1, Newton on
-    ``grad F - s + nu 1 = 0``, ``w o s = sigma mu``, ``1^T w = 1`` with ``sigma = (mu_aff/mu)^3``,
-    steps to 0.99 of the boundary. Stops when the complementarity ``mu = w.s/K <= gap_end`` and
-    the stationarity residual is at round-off (<= 1e-12 (1 + max|grad F|), or h no longer moves
-    by 1e-13 relative: with tau -> inf the matrix is nearly singular and the residual stalls
-    near 1e-10). About 12-20 Newton steps, against about 90 of the former barrier path."""
-    P, K = Phi.shape
-    R = Y + t_c / tau
-    eye = np.eye(P) / tau
-
-    def evaluate(w):
-        cf = linalg.cho_factor((Phi * w) @ Phi.T / P + eye)
-        t = linalg.cho_solve(cf, R)
-        v = Phi.T @ t
-        h = -0.5 * np.sum(R * t) - w @ c
-        g = np.sum(v * v, axis=1) / (2 * P) - c  # grad h
-        H = -(Phi.T @ linalg.cho_solve(cf, Phi)) * (v @ v.T) / P**2  # hess h
-        return h, g, t, H
-
-    def max_step(x, dx):
-        neg = dx < 0
-        return min(1.0, float(np.min(-x[neg] / dx[neg]))) if np.any(neg) else 1.0
-
-    w0 = np.clip(w0, 0.0, None)
-    w = 0.5 * w0 / max(w0.sum(), 1e-300) + 0.5 / K
-    h, g, t, H = evaluate(w)
-    gF = -g
-    nu = -np.min(gF) + 1.0 + 1e-2 * np.max(np.abs(gF))
-    s = gF + nu  # >= 1: a strictly feasible multiplier with zero stationarity residual
-    h_prev = None
-    for _ in range(maxit):
-        rd = gF - s + nu
-        mu = w @ s / K
-        res = np.max(np.abs(rd)) / (1.0 + np.max(np.abs(gF)))
-        if mu <= gap_end and (res <= 1e-12 or (
-                h_prev is not None and abs(h - h_prev) <= 1e-13 * (1.0 + abs(h)))):
-            break
-        # Newton system (hess F + S/W) dw + dnu 1 = target/w - s - rd, 1^T dw = -rp, and
-        # ds = (target - w s - s dw)/w; predictor target 0, corrector sigma mu - dw_aff ds_aff
-        A = -H
-        A[np.diag_indices(K)] += s / w
-        solve = _bordered_solver(A, w.sum() - 1.0)
-        dw, _ = solve(-s - rd)
-        if not np.all(np.isfinite(dw)):
-            break  # keep the last (feasible) weights: their dual value is still a lower bound
-        ds = -s - s * dw / w
-        a = min(max_step(w, dw), max_step(s, ds))
-        sigma = ((w + a * dw) @ (s + a * ds) / K / mu) ** 3
-        target = sigma * mu - dw * ds
-        dw, dnu = solve(target / w - s - rd)
-        ds = (target - w * s - s * dw) / w
-        if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(ds)) and np.isfinite(dnu)):
-            break
-        a = 0.99 * min(max_step(w, dw), max_step(s, ds))
-        w, s, nu = w + a * dw, s + a * ds, nu + a * dnu
-        h_prev = h
-        h, g, t, H = evaluate(w)
-        gF = -g
-    return w / w.sum(), t
-
-
-def _restricted_dual(Phi, c, Y, w):
-    """Dual value ``h(w) = -1/2 tr(Y^T A^+ Y) - w.c``, ``A = Phi W Phi^T / P``, of the
-    restricted problem ``min_t max_k q_k(t) - tr(t^T Y)`` over the atoms in Phi: a lower bound
-    on its minimum, hence (the restricted objective lies below f) on min f. -inf unless Y lies
-    in the range of A (to 1e-8 relative; class-structured codes span only the class
-    directions, which is enough when the targets are class-structured too)."""
-    P = Phi.shape[0]
-    lam, V = np.linalg.eigh((Phi * w) @ Phi.T / P)
-    keep = lam > 1e-10 * lam[-1]
-    VY = V[:, keep].T @ Y
-    if np.linalg.norm(Y - V[:, keep] @ VY) > 1e-8 * np.linalg.norm(Y):
-        return -np.inf
-    return float(-0.5 * np.sum(VY * VY / lam[keep][:, None]) - w @ c)
 
 
 class _Oracle:
@@ -499,35 +380,60 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     ``rel_gap`` = gap / (1 + |upper|), output residual, degeneracy spread, the other maxima,
     nit, converged, certified, message."""
     neuron = _RangeNeuron(K0, activation)
-    oracle = _Oracle(neuron, Y, n_random, rng)
-    P = Y.shape[0]
+    run = _BundleRun(neuron, _Oracle(neuron, Y, n_random, rng), Y, n_random, report)
+    t_c, cert, atoms, w, archive, nit, done, rtol_k, polished_at = _bundle_passes(run, rtol,
+                                                                                 maxiter)
+    t_c, cert = _final_certificate(run, t_c, cert, atoms, w, archive, nit, polished_at)
+    return _bundle_result(run, t_c, cert, nit, done, rtol_k, maxiter)
 
-    def certify(t, atoms, w, archive, staged=False):
-        return _certificate(neuron, oracle, Y, t, atoms, w, archive, n_random, staged)
 
-    notes = []  # [certified by the polish, its note] of the last polish
+class _BundleRun:
+    """The certificate and the exact polish of one bundle solve at its centres (the oracle's
+    searches with ``n_random`` starts), with the note of its last polish for the message."""
 
-    def polish(t, cert, atoms, archive):
+    def __init__(self, neuron, oracle, Y, n_random, report):
+        self.neuron, self.oracle, self.Y, self.n_random, self.report = (neuron, oracle, Y,
+                                                                        n_random, report)
+        self.notes = []  # [certified by the polish, its note] of the last polish
+
+    def certify(self, t, atoms, w, archive, staged=False):
+        """The certificate (:func:`_certificate`) at the centre t."""
+        return _certificate(self.neuron, self.oracle, self.Y, t, atoms, w, archive,
+                            self.n_random, staged)
+
+    def polish(self, t, cert, atoms, archive):
         """The polish of :func:`_polish_and_certify`; its outcome (the last one) goes into the
         message."""
-        got = _polish_and_certify(neuron, Y, t, cert, atoms, archive, certify, report)
+        got = _polish_and_certify(self.neuron, self.Y, t, cert, atoms, archive, self.certify,
+                                  self.report)
         if got is None:
-            notes[:] = [False, "; an exact polish of its codes found no root"]
+            self.notes[:] = [False, "; an exact polish of its codes found no root"]
         elif _certified(got[1]):
-            notes[:] = [True, f"; certified after an exact polish of the bundle's "
-                              f"{len(cert['Pg'])} codes (Newton residual {got[2]:.1e}; before: "
-                              f"{_shortfall(cert)})"]
+            self.notes[:] = [True, f"; certified after an exact polish of the bundle's "
+                                   f"{len(cert['Pg'])} codes (Newton residual {got[2]:.1e}; "
+                                   f"before: {_shortfall(cert)})"]
         else:
-            notes[:] = [False, f"; an exact polish of its codes (Newton residual {got[2]:.1e}) "
-                               f"was not certified either ({_shortfall(got[1])})"]
+            self.notes[:] = [False, f"; an exact polish of its codes (Newton residual "
+                                    f"{got[2]:.1e}) was not certified either "
+                                    f"({_shortfall(got[1])})"]
         return got
 
+
+def _bundle_passes(run, rtol, maxiter):
+    """The bundle iterations (:func:`_bundle_loop`) from ``t = 2 (Y - mean Y)`` within
+    ``maxiter`` in all, until certified: a pass that stops without a certificate is checked
+    (staged), polished when it met rtol (:meth:`_BundleRun.polish`), continued with rtol /
+    _TIGHTEN (at most _MAX_TIGHTEN times) or restarted with the higher maximum the check found
+    as a cut (at most _MAX_RESTARTS times). Returns (centre, certificate, atoms, weights,
+    archive, iterations, whether the last pass met its rtol, that rtol, the iteration count at
+    the last polish)."""
+    neuron, oracle, Y, report = run.neuron, run.oracle, run.Y, run.report
     t_c, atoms, nit, archive = 2.0 * (Y - Y.mean()), None, 0, []
     rtol_k, restarts, tightened, polished_at = rtol, 0, 0, -1
     while True:
         t_c, f_c, atoms, w, k, done, archive, cert = _bundle_loop(
             neuron, oracle, Y, t_c, atoms, maxiter - nit, rtol_k, report,
-            tau=1.0 if nit == 0 else 1e2, certify=certify, archive=archive)
+            tau=1.0 if nit == 0 else 1e2, certify=run.certify, archive=archive)
         nit += k
         if cert is not None:  # certified early
             break
@@ -535,14 +441,14 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
         # missed restarts the bundle with it as a cut. Staged: a check that fails on the codes'
         # output residual, or on the gap after the first search, skips the rest (the polish or
         # the tightened bundle follows, and the check after it searches again)
-        cert = certify(t_c, atoms, w, archive, staged=True)
+        cert = run.certify(t_c, atoms, w, archive, staged=True)
         upper = cert["upper"]
         missed = upper - f_c > rtol_k * (1.0 + abs(f_c))
         if done and not missed and not _certified(cert) and cert["Pg"].size:
             # rtol met, no missed maximum, no certificate: Newton on the exact equations from
             # these codes usually lands on the optimum (a higher maximum its search finds at the
             # polished centre becomes a cut)
-            got, polished_at = polish(t_c, cert, atoms, archive), nit
+            got, polished_at = run.polish(t_c, cert, atoms, archive), nit
             if got is not None and _certified(got[1]):
                 t_c, cert = got[:2]
                 break
@@ -566,16 +472,31 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
             report(f"final search found a higher maximum (f {f_c:.12g} -> {upper:.12g}): "
                    "bundle restarted with it")
         atoms = np.vstack([atoms, cert["U_all"]])
+    return t_c, cert, atoms, w, archive, nit, done, rtol_k, polished_at
+
+
+def _final_certificate(run, t_c, cert, atoms, w, archive, nit, polished_at):
+    """An uncertified result: the exact polish of its codes unless it was just tried at this
+    stop, and, still uncertified after a staged check, the bounds of the full search (the
+    first search is reused when the staged check made it). Returns (centre, certificate)."""
     if not _certified(cert) and cert["Pg"].size and polished_at != nit:
-        got = polish(t_c, cert, atoms, archive)
+        got = run.polish(t_c, cert, atoms, archive)
         if got is not None and _certified(got[1]):
             t_c, cert = got[:2]
     # uncertified after a staged check: report the bounds of the full search (the first search
     # is reused when the staged check made it)
     if cert["runs"] == 0:
-        cert = certify(t_c, atoms, w, archive)
+        cert = run.certify(t_c, atoms, w, archive)
     elif cert["runs"] < _CERT_HOP_RUNS:
-        cert = _independent_runs(oracle, Y, cert, n_random)
+        cert = _independent_runs(run.oracle, run.Y, cert, run.n_random)
+    return t_c, cert
+
+
+def _bundle_result(run, t_c, cert, nit, done, rtol_k, maxiter):
+    """The dict of :func:`_solve_general_bundle` from the final centre and certificate: the
+    codes, the bounds, the tie spread of the codes against the best maximum, the other maxima
+    of the search (those away from every code) and the message."""
+    neuron, P = run.neuron, run.Y.shape[0]
     U, Pg, Q, U_all, Q_all = cert["U"], cert["Pg"], cert["Q"], cert["U_all"], cert["Q_all"]
     upper, lower = cert["upper"], cert["lower"]
     gap = upper - lower
@@ -583,11 +504,12 @@ def _solve_general_bundle(K0, Y, activation, rng, n_random, rtol, maxiter, repor
     far = np.array([np.min(np.max(np.abs(U - u), axis=1)) > 1e-6 for u in U_all]) \
         if U.size else np.ones(len(U_all), bool)
     Z = U @ neuron.B.T
-    ph = _phi_derivs(Z, activation)[0]
+    ph = _phi_derivs(Z, neuron.activation)[0]
     msg = (f"proximal bundle: {nit} iterations, f in [{lower:.12g}, {upper:.12g}] (duality gap "
            f"{gap:.2e}), {len(Pg)} codes, output residual {cert['out_res']:.1e}, tie spread "
            f"{spread:.1e}")
     certified = _certified(cert)
+    notes = run.notes
     if notes and (notes[0] or not certified):
         # a polish that failed before the bundle certified by itself is history, not status
         msg += notes[1]

@@ -322,6 +322,23 @@ def solve_sigmoid_general(
         return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol, maxiter,
                                 report, throw)
     neuron = _GeneralNeuron(K0, activation)
+    out = _exact_strategies(neuron, K0, Y, activation, strategy, t0, start, betas, rng, n_random,
+                            tol, n_steps, report)
+    if out is None:  # strategy "auto": the continuation failed, the proximal bundle is next
+        return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol, maxiter,
+                                report, throw)
+    sol = _exact_solution(out, neuron, K0, Y, activation, threshold, tol)
+    report(sol.message, force=True)
+    raise_if_failed(sol, throw)
+    return sol
+
+
+def _exact_strategies(neuron, K0, Y, activation, strategy, t0, start, betas, rng, n_random, tol,
+                      n_steps, report):
+    """The exact strategies: the continuation from ``start`` (a solution at another kernel) or
+    from the orthonormal toy (class-structured targets, no t0), then the annealing from t0
+    when they did not converge. Returns the solve's dict (converged or not), or None when
+    strategy "auto" is to fall back to the proximal bundle."""
     structure = _class_structure(Y) if (t0 is None and strategy != "anneal") else None
     if strategy == "continuation" and structure is None and start is None:
         raise ValueError("strategy='continuation' needs class-structured targets (every row of Y "
@@ -335,32 +352,47 @@ def solve_sigmoid_general(
                       "proximal bundle next" if strategy == "auto" else "annealing next"),
                    force=True)
             if structure is None and strategy == "auto":
-                return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol,
-                                        maxiter, report, throw)
+                return None
             out = None if structure is not None else out
         else:
             structure = None
     if structure is not None:
-        cont = _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol,
-                                           n_steps, report if report.enabled else None)
-        if cont["converged"]:
-            out = _repair_general(neuron, Y, cont["x"], cont["n"], rng, n_random, tol)
-            out["nit"] += cont["nit"]
-            out["message"] = "continuation from the orthonormal toy: " + out["message"]
-        failed = cont if out is None else out
-        if not failed["converged"] and strategy == "auto":
-            report(f"continuation failed ({failed['message']}); proximal bundle next",
-                   force=True)
-            return _bundle_solution(kf, Y, activation, threshold, rng, n_random, rtol, maxiter,
-                                    report, throw)
+        out = _continue_from_toy(neuron, K0, Y, activation, structure, rng, n_random, tol,
+                                 n_steps, report)
+        if not out["converged"] and strategy == "auto":
+            report(f"continuation failed ({out['message']}); proximal bundle next", force=True)
+            return None
     if out is None or not out["converged"]:
         if t0 is None:
             t0 = 2.0 * (Y - Y.mean())
         out = _solve_general(K0, Y, neuron, t0, betas, rng, n_random, tol,
                              report if report.enabled else None)
+    return out
+
+
+def _continue_from_toy(neuron, K0, Y, activation, structure, rng, n_random, tol, n_steps, report):
+    """The continuation from the exactly solved orthonormal toy of the class ``structure``
+    (:func:`._general_core._solve_general_continuation`), then the global repair of its codes;
+    the continuation's dict when it did not converge."""
+    cont = _solve_general_continuation(K0, Y, activation, structure, rng, n_random, tol,
+                                       n_steps, report if report.enabled else None)
+    if not cont["converged"]:
+        return cont
+    out = _repair_general(neuron, Y, cont["x"], cont["n"], rng, n_random, tol)
+    out["nit"] += cont["nit"]
+    out["message"] = "continuation from the orthonormal toy: " + out["message"]
+    return out
+
+
+def _exact_solution(out, neuron, K0, Y, activation, threshold, tol):
+    """The :class:`SigmoidGeneralSolution` of an exact strategy's dict ``out``: the residual
+    parts of the exact system and the duality certificate (upper = f(t) = P G* - tr(t^T Y);
+    lower = minus the cost of the code measure, weak duality); converged when the residual is
+    within ten times max(atol, 1e-8)."""
+    P, m = Y.shape
     if not out["converged"]:
         e = np.zeros((0, P))
-        sol = SigmoidGeneralSolution(
+        return SigmoidGeneralSolution(
             converged=False, status=Status.NUMERICAL_FAILURE, message=out["message"],
             nit=int(out["nit"]),
             residual=float("inf"), t=out["t"], P_gamma=np.zeros(0), a_gamma=np.zeros((0, m)),
@@ -368,9 +400,6 @@ def solve_sigmoid_general(
             residuals={}, global_gap=float("nan"), other_maxima=e, other_g=np.zeros(0),
             weight_null_space=np.zeros((0, 0)), K0=K0, Y=Y, activation=activation,
             threshold=threshold)
-        report(sol.message, force=True)
-        raise_if_failed(sol, throw)
-        return sol
     t, Z, Pg = out["t"], out["Z"], out["Pg"]
     n = Z.shape[0]
     F = _general_exact_system(np.concatenate([t.ravel(), Z.ravel(), Pg]), neuron, Y, n)[0]
@@ -383,7 +412,7 @@ def solve_sigmoid_general(
     lower = float(-np.sum(Pg * (0.5 * np.sum(Z * np.linalg.solve(K0, Z.T).T, axis=1)
                                 + 0.5 * P * np.sum(out["A"] ** 2, axis=1))))
     ok = resid < max(tol, 1e-8) * 10
-    sol = SigmoidGeneralSolution(
+    return SigmoidGeneralSolution(
         converged=bool(ok), status=Status.SUCCESS if ok else Status.NUMERICAL_FAILURE,
         message=out["message"], nit=int(out["nit"]),
         residual=resid, t=t, P_gamma=Pg, a_gamma=out["A"], z_gamma=Z, mean_activations=ph,
@@ -391,11 +420,6 @@ def solve_sigmoid_general(
         other_maxima=out["other"], other_g=out["other_G"], weight_null_space=out["null"], K0=K0,
         Y=Y, activation=activation, threshold=threshold, duality_gap=upper - lower,
         f_bounds=(lower, upper))
-    report(sol.message, force=True)
-    raise_if_failed(sol, throw)
-    return sol
-
-
 def _continue_from_start(neuron, K0, Y, activation, start, rng, n_random, tol, report):
     """The continuation from a solution at another kernel (``start``), then the global repair."""
     cont = _solve_general_continuation(

@@ -395,7 +395,7 @@ def solve_sigmoid_toy(
     fast = _ToyNeuron(rho, activation, fluctuations, search_nodes, m)
     if t0 is None:
         t0 = np.zeros((k, m)) if activation == "linear" else 2.0 * (Yc - Yc.mean())
-
+    inf = None  # the P -> infinity solution (none for the linear activation)
     if activation != "linear":
         inf = _solve_infinite_P(rho, Yc, neuron, fast, t0, betas, rng, n_random, tol, T)
         if not inf["converged"]:
@@ -403,39 +403,64 @@ def solve_sigmoid_toy(
             raise_if_failed(out, throw)
             return out
     if P is None:
-        t, A, Pg = inf["t"], inf["A"], inf["Pg"]
-        x = np.concatenate([t.ravel(), A.ravel(), Pg])
-        n = A.shape[0]
-        res = _residual_parts(_exact_system(x, neuron, Yc, n, T)[0], n, m)
-        covs = np.zeros((n, m, m))
-        g_value, gap, other, other_g = inf["g"], inf["gap"], inf["other"], inf["other_g"]
-        null = inf["null"]
-        nit, msg, ok = inf["nit"], inf["message"], True
-        fail_status = Status.NUMERICAL_FAILURE
+        codes = _infinite_P_codes(neuron, Yc, T, inf)
     else:
-        start = inf["t"] if activation != "linear" else t0
-        search = _Search(neuron, n_random, rng)
-        t, st, nit_p, ok, stalled = _finite_P_solve(start, search, Yc, float(P), quad_nodes, tol,
-                                                    maxiter, T)
-        fail_status = Status.NUMERICAL_FAILURE if stalled else Status.MAX_ITERATIONS
-        A, Pg, covs = st["A"], _peak_weights(st, float(P)), st["covs"]
-        g_value = float(st["phi"] + _linear_part(rho, t, Yc, T))
-        grad = neuron.evaluate(A, t)[1]
-        res = {
-            "output": float(np.max(np.abs(st["mean_out"] - Yc + T * t))),
-            "stationarity": float(np.max(np.abs(grad))),
-        }
-        gap, other, other_g = float("nan"), np.zeros((0, m)), np.zeros(0)
-        null = np.zeros((A.shape[0], 0))
-        nit = nit_p + (0 if activation == "linear" else inf["nit"])
-        msg = (f"converged at finite P={P}: {A.shape[0]} readout peaks (Newton, {nit_p} iterations)"
-               if ok else
-               f"finite-P Newton stalled after {nit_p} iterations (the line search found no "
-               f"decrease); try more quad_nodes or another t0" if stalled else
-               f"finite-P Newton ran out of maxiter={maxiter} iterations; increase maxiter or "
-               f"quad_nodes")
-        n = A.shape[0]
-        summary = _code_summary(st["nodes"], threshold, P * rho)
+        codes = _finite_P_codes(neuron, Yc, T, P, inf["t"] if inf is not None else t0, rng,
+                                n_random, quad_nodes, tol, maxiter, threshold)
+        codes["nit"] += 0 if inf is None else inf["nit"]
+    out = _toy_solution(codes, neuron, Yc, P, T, activation, fluctuations, threshold, tol)
+    raise_if_failed(out, throw)
+    return out
+
+
+def _infinite_P_codes(neuron, Yc, T, inf):
+    """The P -> infinity codes of the annealed solve ``inf`` (:func:`_solve_infinite_P`) with
+    the residual parts of the exact system, as the dict :func:`_toy_solution` takes."""
+    m = Yc.shape[1]
+    t, A, Pg = inf["t"], inf["A"], inf["Pg"]
+    x = np.concatenate([t.ravel(), A.ravel(), Pg])
+    n = A.shape[0]
+    res = _residual_parts(_exact_system(x, neuron, Yc, n, T)[0], n, m)
+    return dict(t=t, A=A, Pg=Pg, res=res, covs=np.zeros((n, m, m)), g_value=inf["g"],
+                gap=inf["gap"], other=inf["other"], other_g=inf["other_g"], null=inf["null"],
+                nit=inf["nit"], msg=inf["message"], ok=True,
+                fail_status=Status.NUMERICAL_FAILURE, mean_out=None, summary=None)
+
+
+def _finite_P_codes(neuron, Yc, T, P, start, rng, n_random, quad_nodes, tol, maxiter,
+                    threshold):
+    """The finite-P readout posterior by Newton on the convex Phi_P from ``start``
+    (:func:`._finite_p._finite_P_solve`): its peaks, weights, Laplace covariances, output and
+    stationarity residuals and code summary, as the dict :func:`_toy_solution` takes (``nit``:
+    the Newton iterations only)."""
+    rho, m = neuron.rho, Yc.shape[1]
+    search = _Search(neuron, n_random, rng)
+    t, st, nit_p, ok, stalled = _finite_P_solve(start, search, Yc, float(P), quad_nodes, tol,
+                                                maxiter, T)
+    A = st["A"]
+    grad = neuron.evaluate(A, t)[1]
+    res = {
+        "output": float(np.max(np.abs(st["mean_out"] - Yc + T * t))),
+        "stationarity": float(np.max(np.abs(grad))),
+    }
+    msg = (f"converged at finite P={P}: {A.shape[0]} readout peaks (Newton, {nit_p} iterations)"
+           if ok else
+           f"finite-P Newton stalled after {nit_p} iterations (the line search found no "
+           f"decrease); try more quad_nodes or another t0" if stalled else
+           f"finite-P Newton ran out of maxiter={maxiter} iterations; increase maxiter or "
+           f"quad_nodes")
+    return dict(t=t, A=A, Pg=_peak_weights(st, float(P)), res=res, covs=st["covs"],
+                g_value=float(st["phi"] + _linear_part(rho, t, Yc, T)), gap=float("nan"),
+                other=np.zeros((0, m)), other_g=np.zeros(0), null=np.zeros((A.shape[0], 0)),
+                nit=nit_p, msg=msg, ok=ok,
+                fail_status=Status.NUMERICAL_FAILURE if stalled else Status.MAX_ITERATIONS,
+                mean_out=st["mean_out"], summary=_code_summary(st["nodes"], threshold, P * rho))
+
+
+def _code_activations(neuron, A, t, activation, fluctuations):
+    """Tilts ``H = A t^T`` of the codes, their mean activations psi'(H), activation variances
+    psi''(H) (0 without fluctuations) and preactivation modes z* (H itself for the linear
+    activation)."""
     H = A @ t.T
     if fluctuations:
         _, p1, p2 = neuron.psi(H)
@@ -445,29 +470,40 @@ def solve_sigmoid_toy(
         _, p1, _ = neuron.psi(H)
         p2 = np.zeros_like(H)
         zs = _saddle_flat(np.ascontiguousarray(H.ravel()), activation)[3].reshape(H.shape)
+    return H, p1, p2, zs
+
+
+def _toy_solution(codes, neuron, Yc, P, T, activation, fluctuations, threshold, tol):
+    """The :class:`SigmoidToySolution` of the codes (dict of :func:`_infinite_P_codes` or
+    :func:`_finite_P_codes`): activations, mean output, code summary, and the check that the
+    residual of the saddle-point equations is within ten times max(atol, 1e-8)."""
+    t, A, Pg = codes["t"], codes["A"], codes["Pg"]
+    H, p1, p2, zs = _code_activations(neuron, A, t, activation, fluctuations)
     if P is None:
         mean_out = np.einsum("g,gc,gr->cr", Pg, p1, A)
         summary = _code_summary((A, Pg, p1, p2), threshold, None)
     else:
-        mean_out = st["mean_out"]
+        mean_out, summary = codes["mean_out"], codes["summary"]
+    res = codes["res"]
     resid = max(res.values())
+    ok, fail_status, msg = codes["ok"], codes["fail_status"], codes["msg"]
     if ok and not resid < max(tol, 1e-8) * 10:
         ok, fail_status = False, Status.NUMERICAL_FAILURE
         msg += f"; but the residual {resid:.1e} of the saddle-point equations is above tolerance"
-    out = SigmoidToySolution(
+    return SigmoidToySolution(
         converged=bool(ok), status=Status.SUCCESS if ok else fail_status, message=msg,
-        nit=int(nit), residual=resid,
+        nit=int(codes["nit"]), residual=resid,
         t=t, P_gamma=Pg, a_gamma=A, h=H, mean_activations=p1, activation_variances=p2,
-        codes=p1 > threshold, preactivation_modes=zs, g_value=float(g_value), residuals=res,
-        global_gap=gap, other_maxima=other, other_g=other_g, readout_covariances=covs,
-        weight_null_space=null, ratios=rho, class_targets=Yc, P=P, activation=activation,
-        fluctuations=fluctuations, threshold=threshold, mean_output_classes=mean_out, T=T,
+        codes=p1 > threshold, preactivation_modes=zs, g_value=float(codes["g_value"]),
+        residuals=res, global_gap=codes["gap"], other_maxima=codes["other"],
+        other_g=codes["other_g"], readout_covariances=codes["covs"],
+        weight_null_space=codes["null"], ratios=neuron.rho, class_targets=Yc, P=P,
+        activation=activation, fluctuations=fluctuations, threshold=threshold,
+        mean_output_classes=mean_out, T=T,
         code_fractions={c: v[0] for c, v in summary.items()},
         code_readouts={c: v[1] for c, v in summary.items()},
         code_activations={c: v[2] for c, v in summary.items()},
     )
-    raise_if_failed(out, throw)
-    return out
 
 
 def _failed(info, rho, Yc, P, activation, fluctuations, threshold, T):
