@@ -31,25 +31,26 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
     given = [q for q in case["quantities"] if f"(given K_{L - 1})" in q["name"]]
     cond = [q for q in case["quantities"] if "(given the sampled K~_1)" in q["name"]]
     assert len(given) + len(sc) + len(cond) == len(case["quantities"]) - 2
-    if sc:  # L = 2 with a fixed point: feature layer + 9 class blocks of K_1 + 2^3 layer-1 code fractions
-        assert L == 2 and not given and "fixed point of the L = 2 map" in case["notes"]
+    # at this size and seed the L = 2 map has a fixed point, and one Newton step of the L = 3 map
+    # (3 field nodes) does not reach one: each branch of the case is exercised, and pinned
+    assert bool(sc) == (L == 2)
+    if L == 2:  # a fixed point: feature layer + 9 class blocks of K_1 + 2^3 layer-1 code fractions
+        assert not given and "fixed point of the L = 2 map" in case["notes"]
         first = [q for q in sc if q["name"].startswith("layer 1:")]
         assert len(first) == 9 + 8
         codes = [q for q in first if "fraction in code" in q["name"]]
         assert sum(q["theory"] for q in codes) == pytest.approx(1.0, abs=1e-8)
         assert sum(q["simulation"] for q in codes) == pytest.approx(1.0, abs=1e-6)
         assert all(0.0 < q["theory"] < 1.0 for q in first if "K_1" in q["name"])
-    else:  # no fixed point found: the feature layer given the sampled kernel below
+    else:  # L = 3, no fixed point: the feature layer given the sampled kernel below, and layer 1
+        # given the sampled conjugate kernel (S3) with sampled moments
         assert given and "Feature layer given the sampled" in case["notes"]
         assert "Falling back" in case["notes"]
         assert f"Self-consistent L = {L} theory" in case["notes"]
-        if L > 2:  # and layer 1 given the sampled conjugate kernel (S3) with sampled moments
-            assert "Layer 1 given the sampled K~_1" in case["notes"]
-            assert len(cond) in (0, 9 + 8)
-            codes = [q for q in cond if "fraction in code" in q["name"]]
-            assert not codes or sum(q["theory"] for q in codes) == pytest.approx(1.0, abs=1e-8)
-        else:
-            assert not cond
+        assert "Layer 1 given the sampled K~_1" in case["notes"]
+        # ... whose exact field integral does not converge on these tiny, short chains' moments:
+        # no conditional rows (their 9 + 8 rows are checked at quick size by the suite's report)
+        assert cond == []
     feature = [q for q in sc + given if q["name"].startswith("feature layer:")]
     fracs = [q for q in feature if "fraction in code" in q["name"]]
     assert fracs and sum(q["theory"] for q in fracs) == pytest.approx(1.0)

@@ -2,7 +2,7 @@
 predictions compared with the samples.
 
 * L = 2 (Fig. 5): the self-consistent two-layer theory
-  (:func:`richlazy.theory.solve_sigmoid_two_layer`; notes §2.3 (S2)-(S3), §4.5 [RECON]): the
+  (:func:`richlazy.theory.solve_sigmoid_deep` with one kernel; notes §2.3 (S2)-(S3), §4.5 [RECON]): the
   class blocks of K_1, layer 1's code fractions, and the feature layer's code fractions and
   readouts at the fixed point. Newton starts from the sampled posterior-mean K_1; the start only
   selects the fixed point (the map has several), the values compared are the theory's.
@@ -27,7 +27,6 @@ from richlazy.theory import (
     solve_sigmoid_deep,
     solve_sigmoid_first_layer,
     solve_sigmoid_general,
-    solve_sigmoid_two_layer,
 )
 
 from ..codes import class_mean_activations, code_label, neuron_codes
@@ -85,13 +84,15 @@ def theory_quantities(ctx, task, run, N, L, *, quad_nodes=6, size_path=None):
     keys_top = layer_code_keys(run.samples[f"layer{L}"].double().numpy())
     notes = []
     if L == 2:
-        sc = solve_sigmoid_two_layer(labels, Y, K1_start=K_below.mean(axis=(0, 1)), seed=ctx.child_seed(2))
-        notes.append(f"Self-consistent L = 2 theory (solve_sigmoid_two_layer, Newton from the sampled K_1): "
+        sc = solve_sigmoid_deep(labels, Y, K_start=[K_below.mean(axis=(0, 1))], rtol=1e-7,
+                                seed=ctx.child_seed(2))
+        notes.append(f"Self-consistent L = 2 theory (solve_sigmoid_deep, Newton from the sampled K_1): "
                      f"{sc.message}; first step's residual {sc.history[0]:.3f}.")
         if sc.converged:
             tag = "(self-consistent L = 2 theory)"
             qs = _feature_layer(sc.feature, keys_top, run, labels, N, tag, "at the fixed point")
-            qs += _lower_layer(1, sc.K1, sc.first_layer.code_fractions, K_below, run, labels, N, tag, L)
+            qs += _lower_layer(1, sc.kernels[0], sc.first_layer.code_fractions, K_below, run, labels, N,
+                               tag, L)
             notes.append(_feature_note(sc.feature, labels, "at the fixed point") + " " + _first_note(sc))
             return qs, notes
     else:

@@ -14,8 +14,9 @@ class-block on orthonormal inputs. One pass of the map (K_1, ..., K_{L-1}) -> (K
    (:func:`solve_sigmoid_middle_layer`), giving K_l' (S2) and K~_{l-1} (S3);
 3. layer 1 under K~_1 (:func:`solve_sigmoid_first_layer`), giving K_1'.
 
-At L = 2 step 2 is empty and the map is that of :func:`solve_sigmoid_two_layer`. The fixed point
-is found by the same Newton iteration (:mod:`._deep_fixed_point`).
+At L = 2 step 2 is empty: the two-hidden-layer network of Fig. 5 (``solve_sigmoid_two_layer``,
+deprecated, is this solver at L = 2). The fixed point is found by Newton's method
+(:mod:`._fixed_point`).
 """
 
 from __future__ import annotations
@@ -76,10 +77,13 @@ class SigmoidDeepSolution(SolverStatus):
 
 
 class _DeepMap:
-    """The map over the stacked class-block parameters of K_1 ... K_{L-1}. Each kernel is
-    parametrised by ``log(d_c - b_cc)`` (its within-class variance per class, which is small
-    in coded layers: a linear parameter would let Newton steps leave the kernels) and the
-    class block b (upper triangle)."""
+    """The map over the stacked class-block parameters of K_1 ... K_{L-1}. For L > 2 each kernel
+    is parametrised by ``log(d_c - b_cc)`` (its within-class variance per class, which is small
+    in coded middle layers: a linear parameter would let Newton steps leave the kernels) and the
+    class block b (upper triangle). At L = 2 the parameters are K_1's class-block values
+    themselves (diagonal d, upper triangle of b), the coordinates in which Fig. 5's fixed point
+    was found, and the image is read from layer 1's class blocks directly; a trial point outside
+    the kernels is rejected by the positive-definiteness check (F = NaN, Newton backtracks)."""
 
     def __init__(self, labels, Y, L, sigma_w2, seed, quad_nodes):
         self.labels, self.Y, self.L = labels, Y, L
@@ -90,21 +94,36 @@ class _DeepMap:
         self.n_evals = 0
         self.start = None  # the last converged feature layer: the next solve continues from it
 
+    @property
+    def linear(self) -> bool:
+        """Whether the parameters are the class-block values themselves (L = 2)."""
+        return self.L == 2
+
     def kernels(self, x):
         C, out = self.C, []
         for i in range(self.L - 1):
             p = x[i * self.nb:(i + 1) * self.nb]
             B = _symmetric_from_upper(p[C:], self.iu, C)
-            out.append(_block_kernel(np.diag(B) + np.exp(p[:C]), B, self.labels))
+            out.append(_block_kernel(p[:C] if self.linear else np.diag(B) + np.exp(p[:C]), B, self.labels))
         return out
 
     def params(self, Ks):
         out = []
         for K in Ks:
             d, B = _class_blocks(K, self.labels, self.C)
+            if self.linear:
+                out.append(np.concatenate([d, B[self.iu]]))
+                continue
             with np.errstate(invalid="ignore", divide="ignore"):
                 out.append(np.concatenate([np.log(d - np.diag(B)), B[self.iu]]))
         return np.concatenate(out)
+
+    def start_params(self, blocks):
+        """The parameters of the starting class blocks ``[(d, B)]``: at L = 2 the blocks
+        themselves, for L > 2 those of the kernels they build."""
+        if self.linear:
+            return np.concatenate([np.concatenate([d, B[self.iu]]) for d, B in blocks])
+        return self.params([_block_kernel(d, B, self.labels) for d, B in blocks])
 
     def __call__(self, x, full=False):
         """(F(x), feature, middle layers, first layer, K~s, why); F is NaN where a step failed
@@ -150,6 +169,9 @@ class _DeepMap:
         first = _first_layer(Kt, self.labels, sigma_w2=self.sigma_w2, codes=full)
         if not first.converged:
             return nan, feat, tuple(mids), first, tuple(kts), f"layer 1: {first.message}"
+        if self.linear:  # layer 1's class blocks as computed, not re-averaged from its kernel
+            return (np.concatenate([first.K_diag, first.K_block[self.iu]]), feat, tuple(mids), first,
+                    tuple(kts), "")
         return self.params([first.K] + new), feat, tuple(mids), first, tuple(kts), ""
 
 
@@ -181,7 +203,10 @@ def solve_sigmoid_deep(
     :func:`solve_sigmoid_middle_layer` and layer 1 by the exact field grid of
     :func:`solve_sigmoid_first_layer` (both at finite class sizes). Newton's method on the
     class-block parameters of all L - 1 kernels (forward-difference Jacobian, Broyden updates,
-    backtracking), as :func:`solve_sigmoid_two_layer`, which this reproduces at L = 2.
+    backtracking). At L = 2 (Fig. 5's two hidden layers) it mixes a P -> infinity feature layer
+    (codes as deltas) with a finite-P first layer, the combination the MT describes for Fig. 5
+    (frozen feature codes, switching layer-1 codes); the Newton parameters are then K_1's
+    class-block values, for L > 2 log within-class variances and class blocks.
 
     Parameters
     ----------
@@ -270,7 +295,7 @@ def solve_sigmoid_deep(
             path_notes.append(f"P = {P_k}: {len(run_k.history) - 1} steps")
         else:
             path_notes.append(f"P = {P_k}: no fixed point ({run_k.status.name}: {run_k.why})")
-    x = F.params([_block_kernel(d, B, lab) for d, B in blocks])
+    x = F.start_params(blocks)
     run = _newton_fixed_point(F, x, report=report, **newton,
                               start_name="K_start or size_path" if path else "K_start")
     x, hist, status, why = run.x, run.history, run.status, run.why

@@ -7,7 +7,7 @@ and the case can only report those quantities as not equilibrated. This case est
 population annealing instead (:func:`richlazy.simulate.population_annealing`, Machta 2010): G
 independent populations of R networks annealed from the prior to the target temperature with the
 blocked-Gibbs kernel, and compares the weighted population averages with the self-consistent
-L = 2 theory (:func:`richlazy.theory.solve_sigmoid_two_layer`):
+L = 2 theory (:func:`richlazy.theory.solve_sigmoid_deep` with one kernel):
 
 * the feature layer's code fractions (codes read as in ``coding/deep-sigmoid``: a neuron's class
   means of phi thresholded at 1/2), and the fraction of neurons in codes the theory lacks;
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from richlazy.theory import solve_sigmoid_two_layer
+from richlazy.theory import solve_sigmoid_deep
 
 from ...codes import code_label
 from ...core._annealing import anneal_posterior, frozen_estimate
@@ -82,7 +82,7 @@ def deep_sigmoid_annealed(ctx: CaseContext) -> CaseOutcome:
         desc="coding/deep-sigmoid-annealed")
     keys, K1, a_mean = _member_values(post, run.theta, labels, m)
     Y = np.asarray(task.Y, dtype=float)
-    sc = solve_sigmoid_two_layer(labels, Y, K1_start=K1.mean(axis=0), seed=ctx.child_seed(2))
+    sc = solve_sigmoid_deep(labels, Y, K_start=[K1.mean(axis=0)], rtol=1e-7, seed=ctx.child_seed(2))
     notes = [f"Population annealing: {run.message}; {run.seconds:.1f} s; log evidence per population "
              f"{np.round(run.log_evidence.numpy(), 2).tolist()}; final effective families "
              f"{np.round(run.family_count[-1].numpy(), 2).tolist()}.",

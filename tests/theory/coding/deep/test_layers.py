@@ -192,20 +192,25 @@ def _block_start(labels, diag, within, between):
     return _class_block(labels, np.full(C, diag), B)
 
 
+def _two_layer(labels, Y, K1_start, **kw):
+    """The L = 2 network: solve_sigmoid_deep with one starting kernel (rtol of Fig. 5's runs)."""
+    return solve_sigmoid_deep(labels, Y, K_start=[K1_start], **{"rtol": 1e-7, **kw})
+
+
 @pytest.fixture(scope="module")
 def two_layer():
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
-    return Y, solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.40, 0.33, 0.23),
-                                      throw=True)
+    return Y, _two_layer(_LABELS12, Y, _block_start(_LABELS12, 0.40, 0.33, 0.23), throw=True)
 
 
 @pytest.mark.slow
 def test_two_layer_solution_is_a_fixed_point_of_the_public_pieces(two_layer):
     Y, s = two_layer
     assert s.converged and s.residual < 1e-6 and s.map_gain > 1.0
-    feat = solve_sigmoid_general(s.K1, Y, seed=0, throw=True)
+    (K1,) = s.kernels
+    feat = solve_sigmoid_general(K1, Y, seed=0, throw=True)
     first = solve_sigmoid_first_layer(conjugate_kernel(feat), _LABELS12, throw=True)
-    np.testing.assert_allclose(first.K, s.K1, atol=1e-6)
+    np.testing.assert_allclose(first.K, K1, atol=1e-6)
     np.testing.assert_allclose(feat.P_gamma, s.feature.P_gamma, atol=1e-8)
     np.testing.assert_allclose(s.first_layer.code_fractions.sum(), 1.0, atol=1e-10)
     # the feature layer reproduces the targets (output constraint (S1) at T = 0)
@@ -216,8 +221,8 @@ def test_two_layer_solution_is_a_fixed_point_of_the_public_pieces(two_layer):
 @pytest.mark.slow
 def test_two_layer_fixed_point_does_not_depend_on_the_start_within_its_basin(two_layer):
     Y, s = two_layer
-    s2 = solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.42, 0.36, 0.21), throw=True)
-    np.testing.assert_allclose(s2.K1, s.K1, atol=1e-5)
+    s2 = _two_layer(_LABELS12, Y, _block_start(_LABELS12, 0.42, 0.36, 0.21), throw=True)
+    np.testing.assert_allclose(s2.kernels[0], s.kernels[0], atol=1e-5)
     np.testing.assert_allclose(s2.first_layer.code_fractions, s.first_layer.code_fractions, atol=1e-5)
 
 
@@ -230,7 +235,7 @@ def test_two_layer_fixed_point_does_not_depend_on_the_start_within_its_basin(two
 def test_two_layer_bad_input_names_the_argument(kwargs, exc, match):
     args = dict(labels=_LABELS12, Y=toy_class_targets(3, y_minus=0.5)[_LABELS12], K1_start=np.eye(12))
     args.update(kwargs)
-    with pytest.raises(exc, match=match):
+    with pytest.raises(exc, match=match), pytest.warns(DeprecationWarning):
         solve_sigmoid_two_layer(args.pop("labels"), args.pop("Y"), **args)
 
 
@@ -238,29 +243,33 @@ def test_two_layer_bad_input_names_the_argument(kwargs, exc, match):
 def test_two_layer_out_of_iterations_is_a_status_that_says_what_to_change():
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
     start = _block_start(_LABELS12, 0.36, 0.30, 0.20)
-    s = solve_sigmoid_two_layer(_LABELS12, Y, K1_start=start, maxiter=1)
+    s = _two_layer(_LABELS12, Y, start, maxiter=1)
     assert not s.converged and s.status == Status.MAX_ITERATIONS
     assert "raise maxiter" in s.message and s.history.size == 2 and s.history[-1] > 1e-7
     with pytest.raises(SolverError, match="raise maxiter"):
-        solve_sigmoid_two_layer(_LABELS12, Y, K1_start=start, maxiter=1, throw=True)
+        _two_layer(_LABELS12, Y, start, maxiter=1, throw=True)
 
 
 def test_two_layer_rejects_a_start_that_is_not_a_kernel():
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
-    with pytest.raises(ValueError, match="K1_start must be positive definite"):
+    with pytest.raises(ValueError, match="K1_start must be positive definite"), \
+            pytest.warns(DeprecationWarning):
         solve_sigmoid_two_layer(_LABELS12, Y, K1_start=_block_start(_LABELS12, 0.2, 0.3, 0.1))
+    with pytest.raises(ValueError, match=r"K_start\[0\] must be positive definite"):
+        _two_layer(_LABELS12, Y, _block_start(_LABELS12, 0.2, 0.3, 0.1))
 
 
 def test_two_layer_map_rejects_trial_kernels_that_are_not_positive_definite():
     # a Newton trial step can leave the cone of kernels; the map returns NaN (so the step is
     # halved) instead of passing an indefinite K_1 to the feature-layer solver
-    from richlazy.theory.coding.deep._two_layer import _TwoLayerMap
+    from richlazy.theory.coding.deep._multi_layer import _DeepMap
 
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[_LABELS12]
-    F = _TwoLayerMap(_LABELS12, Y, 1.0, 0, {})
-    x = F.params(_block_start(_LABELS12, 0.2, 0.3, 0.1))  # within-class above the diagonal
-    fx, feat, Kt, first = F(x)
-    assert np.all(np.isnan(fx)) and feat is None and F.n_evals == 1
+    F = _DeepMap(_LABELS12, Y, 2, 1.0, 0, 6)
+    x = F.params([_block_start(_LABELS12, 0.2, 0.3, 0.1)])  # within-class above the diagonal
+    np.testing.assert_allclose(x[:3], 0.2, rtol=1e-14)  # L = 2: the class-block values themselves
+    fx, feat, mids, first, kts, why = F(x)
+    assert np.all(np.isnan(fx)) and feat is None and F.n_evals == 1 and "not positive definite" in why
 
 
 # ---- middle layers and the general-L network ------------------------------------------------
@@ -384,17 +393,19 @@ def test_indefinite_tilt_block_is_a_status_and_bad_input_names_the_argument():
 
 
 @pytest.mark.slow
-def test_deep_solver_at_two_layers_is_the_two_layer_solver():
+def test_the_deprecated_two_layer_solver_is_the_deep_solver_at_two_layers():
     labels = np.repeat([0, 1, 2], [6, 3, 3])
     Y = toy_class_targets(3, y_plus=1.0, y_minus=0.5)[labels]
     K1 = _class_block(labels, [0.40] * 3, np.full((3, 3), 0.23) + 0.10 * np.eye(3))
-    a = solve_sigmoid_two_layer(labels, Y, K1_start=K1, throw=True)
-    # the same fixed point, reached in other coordinates (log within-class variances)
+    with pytest.warns(DeprecationWarning, match=r"solve_sigmoid_deep\(labels, Y, K_start=\[K1_start\]"):
+        a = solve_sigmoid_two_layer(labels, Y, K1_start=K1, throw=True)
     b = solve_sigmoid_deep(labels, Y, K_start=[K1], rtol=1e-7, throw=True)
-    assert b.L == 2 and b.middle_layers == ()
-    np.testing.assert_allclose(b.kernels[0], a.K1, atol=1e-6)
-    np.testing.assert_allclose(b.first_layer.code_fractions, a.first_layer.code_fractions, atol=1e-6)
-    np.testing.assert_allclose(b.feature.P_gamma, a.feature.P_gamma, atol=1e-6)
+    assert b.L == 2 and b.middle_layers == () and a.converged and a.message == b.message
+    # one implementation: the wrapper only renames the fields
+    assert np.array_equal(a.K1, b.kernels[0]) and np.array_equal(a.K_tilde, b.K_tildes[0])
+    assert np.array_equal(a.history, b.history) and a.map_gain == b.map_gain and a.nit == b.nit
+    assert np.array_equal(a.first_layer.code_fractions, b.first_layer.code_fractions)
+    assert np.array_equal(a.feature.P_gamma, b.feature.P_gamma)
     with pytest.raises(TypeError, match="K_start must be a sequence"):
         solve_sigmoid_deep(labels, Y, K_start=K1)
     with pytest.raises(ValueError, match=r"K_start\[1\] must be a \(P, P\)"):
