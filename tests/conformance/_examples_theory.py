@@ -215,6 +215,7 @@ E["theory.locate_critical_temperature"] = ex(
     lambda t: dict(T_lo=0.0, T_hi=0.3, ratios=RHO, class_targets=_toy_targets(), atol=0.1, n_random=2),
     "ratios class_targets atol", T_lo="real", T_hi="real",
 )
+E["theory.ToyTask"] = ex(lambda t: dict(ratios=RHO, class_targets=_toy_targets()), "ratios class_targets")
 E["theory.toy_class_targets"] = ex(lambda t: dict(m=3, y_plus=1.0, y_minus=-0.5), "m y_plus y_minus")
 E["theory.solve_sigmoid_toy_populations"] = ex(
     lambda t: (

@@ -28,6 +28,7 @@ from ._gp import (
     solve_nngp,
 )
 from ._protocol import CodingPredictor
+from ._task import ToyTask
 from .deep import *  # noqa: F403  (the names of deep.__all__)
 from .linear import *  # noqa: F403  (the names of linear.__all__)
 from .relu import *  # noqa: F403  (the names of relu.__all__)
@@ -35,6 +36,7 @@ from .sigmoid import *  # noqa: F403  (the names of sigmoid.__all__)
 
 __all__ = [
     "CodingPredictor",
+    "ToyTask",
     "GPPosterior",
     "nngp_posterior",
     "solve_nngp",

@@ -46,7 +46,18 @@ def _check_ratios(ratios):
 
 
 def _check_toy_problem(ratios, class_targets):
-    """(rho (k,), Yc (k, m)): class fractions (> 0, sum 1) and one target row per class."""
+    """(rho (k,), Yc (k, m)): class fractions (> 0, sum 1) and one target row per class; ``ratios``
+    may be a :class:`~richlazy.theory.ToyTask` holding both (``class_targets`` then None)."""
+    from ._task import ToyTask  # (_task builds on these checks)
+
+    if isinstance(ratios, ToyTask):
+        if class_targets is not None:
+            raise TypeError("class_targets must be left out when the task is a ToyTask (it holds the "
+                            "class targets), got both")
+        return ratios.ratios, ratios.class_targets
+    if class_targets is None:
+        raise TypeError("class_targets is required (row c = target vector of class c) unless the first "
+                        "argument is a ToyTask")
     rho = _check_ratios(ratios)
     m = rho.size
     Yc = as_float_matrix("class_targets", class_targets, allow_1d=True)

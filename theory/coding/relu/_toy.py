@@ -237,7 +237,7 @@ def _bulk_max(neuron, t, a_prev):
 
 def solve_relu_toy(
     ratios,
-    class_targets,
+    class_targets=None,
     *,
     P: int | None = None,
     mu_schedule=(1e-1, 1e-2, 1e-3, 1e-4, 1e-6),
@@ -258,7 +258,8 @@ def solve_relu_toy(
 
     Parameters
     ----------
-    ratios : (k,)            class fractions rho_c.
+    ratios : (k,) or ToyTask class fractions rho_c, or a :class:`ToyTask` holding both (then
+                             leave out ``class_targets``).
     class_targets : (k, m)   row c = target vector y_c (k classes, m outputs).
     P : int, optional        training-set size; only used for the finite-P bulk readout width
                              (the readout prior is sigma_a2 = 1/P).

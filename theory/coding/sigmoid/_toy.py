@@ -294,7 +294,7 @@ def _solve_infinite_P(rho, Yc, neuron, neuron_fast, t0, betas, rng, n_random, to
 
 def solve_sigmoid_toy(
     ratios,
-    class_targets,
+    class_targets=None,
     *,
     P: int | None = None,
     T: float = 0.0,
@@ -331,7 +331,8 @@ def solve_sigmoid_toy(
 
     Parameters
     ----------
-    ratios : (k,)               class fractions rho_c (> 0, sum 1).
+    ratios : (k,) or ToyTask    class fractions rho_c (> 0, sum 1), or a :class:`ToyTask`
+                                holding both (then leave out ``class_targets``).
     class_targets : (k, m)      row c = target vector y_c of class c (see toy_class_targets);
                                 m = number of outputs; usually k = m (one-hot tasks), but e.g.
                                 Fig. 1 has k = 2 classes and m = 1 output (y = +-1).
