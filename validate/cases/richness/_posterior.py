@@ -1,33 +1,97 @@
 """Richness (seed 004) of posterior samples from the coding-scheme sampler (seed 000):
-non-lazy (1/N readout) vs lazy (1/sqrt(N) readout) linear networks on the toy task."""
+non-lazy (1/N readout) vs lazy (1/sqrt(N) readout) linear networks on the toy task, declared as
+data; the stages follow the declaration."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._compare import compare
-from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...richness import dlr
 from ...stats import batch_means, chain_diagnostics
 
-SIZES = {
+
+@dataclass(frozen=True)
+class PosteriorSize:
+    N: int  # width
+    P: int  # training inputs
+    N0: int  # input dimension
+    n_chains: int
+    T: float  # rescaled temperature
+    dt: float  # step size (unused by the exact Gibbs sweep)
+    n_steps: int
+    burn_in: int
+    thin: int
+    sampler: str
+
+
+SIZES = Sizes(
     # every block exact (linear network): ULA at dt = 0.02 for 12 000 steps left D_LR unmixed
     # (split-R̂ 1.07, bulk ESS 38); Gibbs-HMC: bulk ESS 1111 in 14 s; exact sweep: 2091 in 8 s
-    "quick": dict(N=64, P=64, N0=84, n_chains=4, T=0.02, dt=0.02, n_steps=4_000, burn_in=1_000,
-                  thin=5, sampler="gibbs-exact"),
+    quick=PosteriorSize(N=64, P=64, N0=84, n_chains=4, T=0.02, dt=0.02, n_steps=4_000,
+                        burn_in=1_000, thin=5, sampler="gibbs-exact"),
     # paper size; every block exact (ULA needed 200 000 steps at dt = 0.01 here)
-    "full": dict(N=200, P=200, N0=220, n_chains=4, T=0.005, dt=0.01, n_steps=4_000, burn_in=1_000,
-                 thin=5, sampler="gibbs-exact"),
-}
-
+    full=PosteriorSize(N=200, P=200, N0=220, n_chains=4, T=0.005, dt=0.01, n_steps=4_000,
+                       burn_in=1_000, thin=5, sampler="gibbs-exact"),
+)
 
 #: ergodicity class of the sampled quantities (compare(..., ergodicity=, reason=))
 _MIXING = dict(ergodicity="mixing", reason="a linear network's posterior is Gaussian in every block "
                "(seed 000 notes §3.1): the exact Gibbs sweeps explore it")
+
+
+def _mean_kernel_rule(run, name, theory, est, *, tol_kernel):
+    value, se, mixing = est
+    return compare(name, theory, value, stderr=se, kind="abs", tol=4.0 * se + tol_kernel,
+                   mixing=mixing, **_MIXING,
+                   note=f"abs tolerance = 4 standard errors (jackknife) + the case's kernel tolerance "
+                        f"3/N (N={run.cfg.N}) per entry propagated to D_LR at first order "
+                        f"({tol_kernel:.2g}).")
+
+
+def _trend_rule(run, name, theory, est):
+    diff, se, series = est
+    return compare(name, theory, diff, stderr=se, kind="gt", tol=3.0, mixing=series, **_MIXING,
+                   note="one-sided trend claim of seeds 000/004 (lazy features are not aligned "
+                        "with the readout): passes iff the difference is >= 3 standard errors.")
+
+
+CASE = declare_case(
+    "richness/posterior-nonlazy-vs-lazy",
+    description=(
+        "D_LR = 1 - CKA(T, T_MP) (seed 004, eq. 4) of the feature layer of posterior samples of a "
+        "linear network (L=1) on the orthogonal toy task: non-lazy samples (1/N readout, T -> T/N, "
+        "sigma_a2 = 1/P; seed 000) vs the value the mean-field theory predicts from its kernel "
+        "K_1 and mean outputs, and lazy samples (1/sqrt(N) readout, sigma_a2 = 1) are lazier "
+        "(larger D_LR)."
+    ),
+    sizes=SIZES,
+    theory=lambda ctx, cfg: _theory(ctx, cfg),
+    simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
+    compared=(
+        Compared("D_LR of the posterior-mean feature kernel, non-lazy (theory K_1 vs samples)",
+                 theory=lambda run: run.theory.dlr, estimate=lambda run: run.simulation.mean_kernel,
+                 rule=_mean_kernel_rule, options=lambda run: dict(tol_kernel=run.theory.tol_kernel)),
+        # the two ensembles have the same (S, E): the per-(sample, chain) difference of the
+        # per-network D_LR is the series whose mean is the compared difference
+        Compared("D_LR(lazy) - D_LR(non-lazy) > 0", theory=lambda run: 0.0,
+                 estimate=lambda run: run.simulation.diff, rule=_trend_rule),
+    ),
+    figures=lambda run: _figures(run),
+    notes=lambda run: _notes(run),
+    params=lambda run: dict(sigma_a2_nonlazy=1.0 / run.cfg.P, sigma_a2_lazy=1.0),
+)
+
+
+# ---- the stages ------------------------------------------------------------------------------
 
 
 def _centred(M):
@@ -89,80 +153,63 @@ def _jackknife_dlr(Ks, Fs, n_batches=8):
     return full, se
 
 
-@register_case(
-    "richness/posterior-nonlazy-vs-lazy",
-    description=(
-        "D_LR = 1 - CKA(T, T_MP) (seed 004, eq. 4) of the feature layer of posterior samples of a "
-        "linear network (L=1) on the orthogonal toy task: non-lazy samples (1/N readout, T -> T/N, "
-        "sigma_a2 = 1/P; seed 000) vs the value the mean-field theory predicts from its kernel "
-        "K_1 and mean outputs, and lazy samples (1/sqrt(N) readout, sigma_a2 = 1) are lazier "
-        "(larger D_LR)."
-    ),
-)
-def posterior_nonlazy_vs_lazy(ctx: CaseContext) -> CaseOutcome:
-    cfg = SIZES[ctx.size]
-    N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
-    task = orthogonal_toy_task(P, N0, y_plus=1.0, y_minus=0.0, seed=ctx.child_seed(0))
-    sol = solve_linear_network(input_kernel(task.X), task.Y, sigma_a2=1.0 / P, T=T, throw=True)
-    dlr_theory = dlr_from_kernels(sol.kernels[0], sol.mean_output)
+def _theory(ctx, cfg):
+    """The task, the finite-T theory, its D_LR and the kernel tolerance 3/N propagated to it."""
+    task = orthogonal_toy_task(cfg.P, cfg.N0, y_plus=1.0, y_minus=0.0, seed=ctx.child_seed(0))
+    sol = solve_linear_network(input_kernel(task.X), task.Y, sigma_a2=1.0 / cfg.P, T=cfg.T, throw=True)
+    return SimpleNamespace(task=task, sol=sol, dlr=dlr_from_kernels(sol.kernels[0], sol.mean_output),
+                           tol_kernel=dlr_kernel_sensitivity(sol.kernels[0], sol.mean_output, 3.0 / cfg.N))
 
-    def observe(post, theta, gen):
-        z = post.preactivations(theta)[-1]  # (E, N, P): linear features phi(z) = z
-        F = post.outputs(theta)  # (E, P, m)
-        out = {"dlr": torch.as_tensor(dlr(z.transpose(1, 2), F))}
-        if post.spec.regime == "nonlazy":
-            out["K"] = (z.transpose(1, 2) @ z / z.shape[1]).float()
-            out["F"] = F.float()
-        return out
 
+def _observe(post, theta, gen):
+    z = post.preactivations(theta)[-1]  # (E, N, P): linear features phi(z) = z
+    F = post.outputs(theta)  # (E, P, m)
+    out = {"dlr": torch.as_tensor(dlr(z.transpose(1, 2), F))}
+    if post.spec.regime == "nonlazy":
+        out["K"] = (z.transpose(1, 2) @ z / z.shape[1]).float()
+        out["F"] = F.float()
+    return out
+
+
+def _simulation(ctx, cfg, th):
+    """Both ensembles (non-lazy on stream 11, lazy on stream 12), the per-network D_LR, and the
+    D_LR of the non-lazy posterior-mean kernel (jackknife error, chain diagnostics of its
+    delta-method series)."""
     runs = {}
-    for regime, s2, stream in (("nonlazy", 1.0 / P, 11), ("lazy", 1.0, 12)):
-        spec = NetworkSpec(N0=N0, N=N, L=1, m=3, activation="linear", regime=regime)
+    for regime, s2, stream in (("nonlazy", 1.0 / cfg.P, 11), ("lazy", 1.0, 12)):
+        spec = NetworkSpec(N0=cfg.N0, N=cfg.N, L=1, m=3, activation="linear", regime=regime)
         _, run = sample_posterior(
-            spec, task.X, task.Y, T=T, sigma_a2=s2, dt=cfg["dt"], n_chains=cfg["n_chains"],
-            n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
+            spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=s2, dt=cfg.dt, n_chains=cfg.n_chains,
+            n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin, observe=_observe,
             seed=ctx.child_seed(stream), device=ctx.device,
             checkpoint_path=ctx.checkpoint_dir / f"{regime}.pt", progress=ctx.progress,
-            desc=f"richness/posterior ({regime})", sampler=cfg.get("sampler", "ula"),
+            desc=f"richness/posterior ({regime})", sampler=cfg.sampler,
         )
         runs[regime] = run.samples["dlr"].double().numpy()  # (S, E)
         if regime == "nonlazy":
             Ks, Fs = run.samples["K"].double().numpy(), run.samples["F"].double().numpy()
-            mean_kernel_dlr, mean_kernel_se = _jackknife_dlr(Ks, Fs)
-            # D_LR of the mean kernel is nonlinear in the kernel and output means: chain
-            # diagnostics of its delta-method series
-            mean_kernel_mixing = chain_diagnostics(dlr_linear_series(Ks, Fs))
+            mean_kernel = (*_jackknife_dlr(Ks, Fs), chain_diagnostics(dlr_linear_series(Ks, Fs)))
             del Ks, Fs
-
     nl, nl_se = batch_means(runs["nonlazy"])
     lz, lz_se = batch_means(runs["lazy"])
-    tol_kernel = dlr_kernel_sensitivity(sol.kernels[0], sol.mean_output, 3.0 / N)
-    qs = [
-        compare("D_LR of the posterior-mean feature kernel, non-lazy (theory K_1 vs samples)",
-                dlr_theory, mean_kernel_dlr, stderr=mean_kernel_se, kind="abs",
-                tol=4.0 * mean_kernel_se + tol_kernel, mixing=mean_kernel_mixing, **_MIXING,
-                note=f"abs tolerance = 4 standard errors (jackknife) + the case's kernel tolerance 3/N "
-                     f"(N={N}) per entry propagated to D_LR at first order ({tol_kernel:.2g})."),
-    ]
-    diff = float(lz - nl)
-    se = float(np.hypot(lz_se, nl_se))
-    # the two ensembles have the same (S, E): the per-(sample, chain) difference of the per-network
-    # D_LR is the series whose mean is the compared difference
-    qs.append(compare("D_LR(lazy) - D_LR(non-lazy) > 0", 0.0, diff, stderr=se, kind="gt", tol=3.0,
-                      mixing=runs["lazy"] - runs["nonlazy"], **_MIXING,
-                      note="one-sided trend claim of seeds 000/004 (lazy features are not aligned "
-                           "with the readout): passes iff the difference is >= 3 standard errors."))
-    notes = (f"D_LR per network (single posterior sample, the paper's per-network measure): non-lazy "
-             f"{nl:.4f} ± {nl_se:.4f}, lazy {lz:.4f} ± {lz_se:.4f}. The single-sample non-lazy value "
-             f"exceeds the N -> infinity theory ({dlr_theory:.4f}) because the finite-N fluctuations "
-             "of one sample's kernel add to its norm (the CKA denominator); the posterior-mean "
-             "kernel removes them and is compared with the theory. No N -> infinity value is "
-             f"compared on the lazy side (its random-feature kernel at N={N} is dominated by "
-             "fluctuations).")
-    with ctx.figure("dlr_nonlazy_vs_lazy.png", figsize=(5.2, 3.4)) as (_fig, ax):
-        _plot(ax, dlr_theory, (nl, nl_se), (lz, lz_se), (mean_kernel_dlr, mean_kernel_se))
-    return CaseOutcome(quantities=qs, figures=[],
-                       params=dict(cfg, sigma_a2_nonlazy=1.0 / P, sigma_a2_lazy=1.0), notes=notes)
+    diff = (float(lz - nl), float(np.hypot(lz_se, nl_se)), runs["lazy"] - runs["nonlazy"])
+    return SimpleNamespace(mean_kernel=mean_kernel, nl=(nl, nl_se), lz=(lz, lz_se), diff=diff)
+
+
+def _notes(run):
+    (nl, nl_se), (lz, lz_se), N = run.simulation.nl, run.simulation.lz, run.cfg.N
+    return (f"D_LR per network (single posterior sample, the paper's per-network measure): non-lazy "
+            f"{nl:.4f} ± {nl_se:.4f}, lazy {lz:.4f} ± {lz_se:.4f}. The single-sample non-lazy value "
+            f"exceeds the N -> infinity theory ({run.theory.dlr:.4f}) because the finite-N fluctuations "
+            "of one sample's kernel add to its norm (the CKA denominator); the posterior-mean "
+            "kernel removes them and is compared with the theory. No N -> infinity value is "
+            f"compared on the lazy side (its random-feature kernel at N={N} is dominated by "
+            "fluctuations).")
+
+
+def _figures(run):
+    with run.ctx.figure("dlr_nonlazy_vs_lazy.png", figsize=(5.2, 3.4)) as (_fig, ax):
+        _plot(ax, run.theory.dlr, run.simulation.nl, run.simulation.lz, run.simulation.mean_kernel[:2])
 
 
 def _plot(ax, theory, nl, lz, mk):
