@@ -32,3 +32,15 @@ def validate_one(out, key, *, suite=None, seed=None):
     rc = main(argv)
     (case,) = json.loads((out / "report.json").read_text())["cases"]
     return rc, case
+
+
+def resize_case(monkeypatch, declaration, **sizes):
+    """Run a declared case (``richlazy.validate.CaseDeclaration``) at other sizes for one test:
+    its ``Sizes`` with ``quick=`` and/or ``full=`` replaced, restored when the test ends (the
+    declaration is frozen, so the swap goes through its ``__dict__``)."""
+    from richlazy.validate import Sizes
+
+    new = Sizes(**{s: sizes.pop(s, getattr(declaration.sizes, s)) for s in ("quick", "full")})
+    if sizes:
+        raise TypeError(f"resize_case takes quick= and full=, got {sorted(sizes)}")
+    monkeypatch.setitem(vars(declaration), "sizes", new)

@@ -262,9 +262,6 @@ _CASE_LOADERS = {"validate/core/_registry.py"}
 _AREA_COMMON = "_common"
 #: known cross-case imports left in place, with why (empty this list as they move to recipes)
 _CROSS_CASE_EXCEPTIONS = {
-    ("validate/cases/equality/_figures.py", "richlazy.validate.cases.equality._rich"):
-        "_band (the Eq. C.18 accuracy band) stays in _rich while validate/cases/equality is being "
-        "renamed concurrently (issue 54); it moves to recipes next",
     ("validate/cases/richness/_gamma.py", "richlazy.validate.cases.equality._common"):
         "train_sd (the gamma-MLP training of the same-different task) stays in equality/_common "
         "while its keywords are renamed concurrently (steps, L; issue 54); it moves to recipes next",

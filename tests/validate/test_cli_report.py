@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from cli_helpers import resize_case
 from richlazy.validate.cases.coding import _linear as _cases_coding
 from richlazy.validate.cli import main
 from richlazy.validate.core._compare import compare
@@ -11,9 +12,9 @@ from richlazy.validate.core._registry import CaseOutcome, register_case
 
 @pytest.fixture
 def tiny_linear(monkeypatch):
-    monkeypatch.setitem(_cases_coding.LINEAR_TOY_SIZES, "quick",
-                        dict(N=16, P=16, N0=24, n_chains=2, T=0.05, dt=0.02, n_steps=400,
-                             burn_in=100, thin=10))
+    resize_case(monkeypatch, _cases_coding.CASE,
+                quick=_cases_coding.LinearToySize(N=16, P=16, N0=24, n_chains=2, T=0.05, dt=0.02,
+                                                  n_steps=400, burn_in=100, thin=10, sampler="ula"))
 
 
 def test_list_shows_cases_with_suite_and_paper(capsys):

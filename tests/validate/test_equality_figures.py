@@ -1,10 +1,12 @@
 """The boundary fit of the phase-diagram case (Fig. 1e): crossings and the fitted exponent on
 accuracy surfaces with a known boundary."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
+from cli_helpers import resize_case
 from richlazy.validate.cases.equality._figures import boundary_exponent, crossing_L
 
 
@@ -54,9 +56,9 @@ def test_noisy_bayes_full_size_runs_the_published_protocol(tmp_path, monkeypatch
     from richlazy.validate import run_suite
     from richlazy.validate.cases.equality import _noisy
 
-    monkeypatch.setitem(_noisy._BAYES_CFG, "full", dict(
-        d=8, sigma2s=[1.0], Ls=[4, 64], seeds=2, width=32, steps=300, n_test=200,
-        protocols=["richlazy", "published"]))
+    tiny = dataclasses.replace(_noisy.SIZES.full, d=8, sigma2s=(1.0,), Ls=(4, 64), seeds=2, width=32,
+                               steps=300, n_test=200, protocols=("richlazy", "published"))
+    resize_case(monkeypatch, _noisy.CASE, full=tiny)
     rep = run_suite("full", only="equality/noisy-bayes", device="cpu", out_dir=tmp_path,
                     progress=False)
     (case,) = rep.cases

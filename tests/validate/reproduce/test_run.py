@@ -2,12 +2,13 @@
 stand-in for the quick size."""
 
 import csv
+import dataclasses
 import json
 import math
 import pathlib
 
 import pytest
-from cli_helpers import one_error_line, run_main
+from cli_helpers import one_error_line, resize_case, run_main
 from richlazy.validate.reproduce import _run
 from richlazy.validate.reproduce._catalogue import CATALOGUE
 
@@ -65,9 +66,9 @@ def test_out_that_is_a_file_exits_2(tmp_path, capsys):
 def tiny_noisy_bayes(monkeypatch):
     from richlazy.validate.cases.equality import _noisy
 
-    monkeypatch.setitem(_noisy._BAYES_CFG, "quick", dict(
-        d=8, sigma2s=[1.0], Ls=[4, 64], seeds=2, width=32, steps=200, n_test=200,
-        protocols=["richlazy"]))
+    tiny = dataclasses.replace(_noisy.SIZES.quick, d=8, sigma2s=(1.0,), Ls=(4, 64), seeds=2, width=32,
+                               steps=200, n_test=200, protocols=("richlazy",))
+    resize_case(monkeypatch, _noisy.CASE, quick=tiny)
 
 
 def _num(text):

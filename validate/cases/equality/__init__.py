@@ -7,7 +7,8 @@
 * ``_vision`` equality/vision (PSVRT and Pentomino, Fig. 3)
 * ``_figures`` equality/phase-diagram, equality/gamma-vs-L (Fig. 1b/1e and 1c/C3 as sweeps of
               the sd-accuracy experiment, richlazy's and the published protocol)
-* ``_common`` ensemble training, NTK-machine references, error-bar plotting
+* ``_common`` ensemble training, NTK-machine references, the Eq. (C.18) accuracy band, the
+              comparison rules of the declarations, error-bar plotting
 
 Accuracies are "best over training" (the seed's measure, App. G.1: the maximum of the test
 accuracy over the evaluations, selected on the test set itself) unless a quantity says "final".

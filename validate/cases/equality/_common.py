@@ -1,5 +1,6 @@
 """Shared pieces of the equality (seed 003) cases: ensemble training on the same-different task,
-the NTK-machine reference accuracies and the error-bar plot of seed-to-seed means.
+the NTK-machine reference accuracies, the Eq. (C.18) accuracy band, the comparison rules of their
+declarations and the error-bar plot of seed-to-seed means.
 
 Randomness comes from the case's streams only (``ctx.generator(k)``); a case that needs the same
 data twice asks for the same ``k`` twice.
@@ -7,15 +8,23 @@ data twice asks for the same ``k`` twice.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 from richlazy.simulate import sd_symbols, sd_test_batch, sd_train_batch, train_gamma_mlp
-from richlazy.theory import kernel_gradient_descent, kernel_regression_predict, sd_training_pairs
+from richlazy.theory import (
+    kernel_gradient_descent,
+    kernel_regression_predict,
+    rich_accuracy,
+    sd_training_pairs,
+)
 
+from ...core._compare import compare
 from ...core._registry import CaseContext
 from ...stats import mean_se
 
-__all__ = ["Z", "errorbar", "ntk_accuracies", "train_sd"]
+__all__ = ["Z", "accuracy_band", "compared", "errorbar", "ntk_accuracies", "rule", "train_sd"]
 
 Z = 3.0  # number of standard errors for statistical comparisons
 
@@ -57,3 +66,33 @@ def errorbar(ax, x, samples, fmt: str = "o-", *, label: str, **kw):
     m, se = mean_se(samples)
     ax.errorbar(x, m, yerr=se, fmt=fmt, ms=kw.pop("ms", 3), capsize=kw.pop("capsize", 2),
                 label=label, **kw)
+
+
+def accuracy_band(L):
+    """Half-width of the Eq. (C.18) accuracy band spanned by the seed's measured readout ratio:
+    ρ = 1.56 ± 0.09 for L >= 3 and 0.99 ± 0.07 for L = 2 (two standard deviations, App. C.4.3)."""
+    if L == 2:
+        rhos, ref = (0.92, 1.06), 1.0
+    else:
+        rhos, ref = (1.47, 1.65), 1.5
+    base = rich_accuracy(L, ref)
+    return max(abs(rich_accuracy(L, r) - base) for r in rhos)
+
+
+def compared(run, name, theory, estimate, *, kind: str, note: str, tol: float = Z,
+             floor: float | None = None, band: float | None = None):
+    """The rule of a compared row: ``compare(name, theory, mean, stderr=se, kind=kind, tol=tol,
+    note=note)`` of an estimate ``(mean, se)`` (or a bare mean, without standard error), the
+    standard error floored at ``floor`` when given; with ``band``, the tolerance is
+    ``band + tol * se`` (an accuracy band plus ``tol`` standard errors)."""
+    m, se = estimate if isinstance(estimate, tuple) else (estimate, None)
+    if floor is not None:
+        se = max(se, floor)
+    if band is not None:
+        tol = band + tol * se
+    return compare(name, theory, m, stderr=se, kind=kind, tol=tol, note=note)
+
+
+def rule(kind: str, note: str, *, tol: float = Z, floor: float | None = None):
+    """:func:`compared` with fixed tolerance kind, size, note and standard-error floor."""
+    return functools.partial(compared, kind=kind, note=note, tol=tol, floor=floor)
