@@ -16,7 +16,7 @@ Backward pass (L hidden layers, s the readout scale, R = s A^T phi(z^L) - Y^T th
 plus the prior term ``theta * precision``.
 
 What is allocated per call: the (E,) loss and, for a tensor ``beta``, an (E,) product; nothing of
-the size of the parameters or the activations (tests/simulate/test_philox_noise.py measures a
+the size of the parameters or the activations (tests/simulate/samplers/test_philox.py measures a
 whole Langevin step with the torch profiler).
 """
 

@@ -413,13 +413,13 @@ def _theta_calls():
 def test_theta_table_covers_every_public_theta_method():
     covered = {f"{cls}.{m}" for cls, (_, _, _, methods) in _theta_calls().items() for m in methods}
     # the sampler's own state, protocol and initialiser are checked elsewhere
-    # (their theta checks are in tests/simulate/test_mcmc_exact.py and test_gibbs_readout.py)
+    # (their theta checks are in tests/simulate/samplers/test_mcmc_exact.py and samplers/test_gibbs.py)
     exempt = {"LangevinState.__init__", "Potential.grad", "langevin_init", "MCMCState.__init__",
               "ExactPotential.grad", "ExactPotential.energy", "mala_init", "hmc_init",
               "sample_readout", "readout_conditional",
-              "sample_linear_layer", "sample_neuron_scales",  # tests/simulate/test_gibbs_linear.py
+              "sample_linear_layer", "sample_neuron_scales",  # tests/simulate/samplers/test_gibbs_linear.py
               "sample_neuron_codes",  # theta="theta" in tests/conformance/_examples_simulate.py
-              "population_annealing",  # its theta checks: tests/simulate/test_annealing.py
+              "population_annealing",  # its theta checks: tests/simulate/samplers/test_annealing.py
               "AnnealingRun.__init__"}  # a result container built by population_annealing
     missing = _names_with("theta") - covered - exempt
     assert not missing, f"add these public names to _theta_calls: {sorted(missing)}"

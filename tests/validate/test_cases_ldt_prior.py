@@ -1,5 +1,5 @@
 """Tests of the helpers of the prior large-deviation cases (validate/cases/ldt/_prior.py); the
-prior sampler they use is tested in ``tests/simulate/test_ldt_prior_sampler.py``."""
+prior sampler they use is tested in ``tests/simulate/tasks/test_prior_sampler.py``."""
 
 from __future__ import annotations
 

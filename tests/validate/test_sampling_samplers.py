@@ -1,6 +1,6 @@
 """The samplers a case can choose in ``sample_posterior``: "gibbs-hmc" (exact readout draw +
 HMC hidden block) is exact on the linear network, whose finite-N posterior is a 1-D Gaussian
-scale mixture (quadrature in tests/simulate/test_gibbs_readout.py)."""
+scale mixture (quadrature in tests/simulate/samplers/test_gibbs.py)."""
 
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ def _sample_the_linear_network(linear_exact, **kw):
 @pytest.mark.usefixtures("one_torch_thread")
 def test_gibbs_hmc_is_exact_on_the_linear_network(linear_exact):
     """N = N0 = P = 8, T = 0.5, sigma_a2 = 1/8 at dt = 0.03, where plain ULA is biased by many
-    SE (tests/simulate/test_gibbs_readout.py); the adapted Gibbs-HMC chain matches the exact
+    SE (tests/simulate/samplers/test_gibbs.py); the adapted Gibbs-HMC chain matches the exact
     U = <|a|^2>/N within 4 batch-means SE, the readout's sign symmetry (mean 0) within 4 SE, and
     its chains mix (split-R-hat <= 1.01)."""
     U_ex, run = _sample_the_linear_network(linear_exact, n_chains=32, n_steps=1500, burn_in=300, thin=2,
