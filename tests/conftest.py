@@ -95,5 +95,5 @@ def _linear_exact(K0, y, N, T, v):
 def linear_exact():
     """The exact finite-N posterior of the L = 1 linear network by quadrature (see
     ``_linear_exact``): a reference for samplers (tests/simulate/samplers/test_gibbs.py,
-    tests/validate/test_sampling_samplers.py)."""
+    tests/validate/core/test_sampling.py)."""
     return _linear_exact

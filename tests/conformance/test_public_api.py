@@ -61,7 +61,7 @@ EXEMPT: dict[str, str] = {
     "validate.VERDICTS": "constant tuple of case verdicts",
     "validate.ERGODICITY": "constant tuple of ergodicity classes",
     "validate.Equilibration": "verdict record of population annealing's diagnostics on a frozen "
-    "quantity (its own checks are tested in tests/validate/test_ergodicity.py)",
+    "quantity (its own checks are tested in tests/validate/core/test_ergodicity.py)",
     "validate.RHAT_MAX": "constant float (the R-hat threshold 1.01)",
     "validate.stats.RHAT_MAX": "constant float (the R-hat threshold 1.01)",
     "validate.stats": "public module: its own __all__ is checked as package 'validate.stats'",

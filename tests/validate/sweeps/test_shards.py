@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from import_helpers import ROOT
 from richlazy.validate import sweep
 from richlazy.validate.cli import main
 from richlazy.validate.core import _lock
@@ -210,10 +211,9 @@ def test_print_sbatch_prints_the_array_script_and_its_commands_work(tmp_path, ca
 
 
 def test_the_documented_script_is_what_print_sbatch_prints(capsys):
-    import pathlib
     import re
 
-    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "distributed.md").read_text()
+    doc = (ROOT / "docs" / "distributed.md").read_text()
     sec = doc.split("## Job arrays (Slurm)", 1)[1]
     command = re.search(r"```bash\n(.*?)```", sec, re.S).group(1)
     script = re.search(r"```text\n(.*?)```", sec, re.S).group(1)

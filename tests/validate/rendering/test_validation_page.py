@@ -3,14 +3,13 @@ files (numbers, verdict counts, classifications), its errors, and the committed 
 """
 
 import json
-import pathlib
 
 import pytest
 from cli_helpers import one_error_line as _one_error_line
 from cli_helpers import run_main as _rc
+from import_helpers import ROOT
 from richlazy.validate.rendering._validation_page import read_classifications, render_validation_page
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "report" / "report.json"
 
 

@@ -3,10 +3,10 @@ frozen never makes a case "not mixed" (R-hat cannot certify it); without populat
 diagnostics it makes it "not equilibrated", naming what failed; a mixing one still needs R-hat."""
 
 import json
-import pathlib
 
 import numpy as np
 import pytest
+from import_helpers import ROOT
 from richlazy.validate import (
     ERGODICITY,
     VERDICTS,
@@ -19,7 +19,7 @@ from richlazy.validate import (
     render_markdown,
 )
 
-DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "report_format.md"
+DOCS = ROOT / "docs" / "report_format.md"
 _GEN = np.random.default_rng(0)
 MIXED = _GEN.standard_normal((200, 4))  # four chains drawn from one law: R-hat ~ 1
 STUCK = MIXED + np.array([0.0, 0.0, 5.0, 5.0])  # two chains in another state: R-hat >> 1.01

@@ -4,7 +4,6 @@ stderr with exit 2 and leaves nothing on disk; reports of runs into one --out ar
 
 import fcntl
 import json
-import pathlib
 import re
 import socket
 import time
@@ -12,14 +11,15 @@ import time
 import pytest
 from cli_helpers import one_error_line as _one_error_line
 from cli_helpers import run_main as _rc
+from import_helpers import ROOT
 from richlazy.validate.cli import main
 from richlazy.validate.cli._common import usable_cores
 from richlazy.validate.cli._main import build_parser
 from richlazy.validate.core._compare import compare
 from richlazy.validate.core._registry import CaseOutcome, register_case
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
-DIST_DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "distributed.md"
+README = ROOT / "README.md"
+DIST_DOC = ROOT / "docs" / "distributed.md"
 
 
 def _closed_port() -> int:
@@ -312,7 +312,7 @@ def test_distributed_doc_says_how_to_secure_a_scheduler():
 def test_the_committed_report_reads_back_exactly():
     from richlazy.validate.rendering._report import _clean, read_report_cases
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "report" / "report.json"
+    path = ROOT / "docs" / "report" / "report.json"
     cases = read_report_cases(path)
     back = [_clean(c.to_dict()) for c in cases]
     written = json.loads(path.read_text())["cases"]

@@ -2,14 +2,14 @@
 numpy scalars are accepted, and the documented tolerance kinds are exactly the supported ones."""
 
 import math
-import pathlib
 import re
 
 import numpy as np
 import pytest
+from import_helpers import ROOT
 from richlazy.validate import compare
 
-DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "report_format.md"
+DOCS = ROOT / "docs" / "report_format.md"
 
 
 @pytest.mark.parametrize("kind", ["z", "gt", "abs", "rel"])
