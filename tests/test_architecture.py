@@ -261,11 +261,7 @@ _CASE_LOADERS = {"validate/core/_registry.py"}
 #: the module of an area that its case modules may share (today: validate/cases/equality/_common.py)
 _AREA_COMMON = "_common"
 #: known cross-case imports left in place, with why (empty this list as they move to recipes)
-_CROSS_CASE_EXCEPTIONS = {
-    ("validate/cases/richness/_gamma.py", "richlazy.validate.cases.equality._common"):
-        "train_sd (the gamma-MLP training of the same-different task) stays in equality/_common "
-        "while its keywords are renamed concurrently (steps, L; issue 54); it moves to recipes next",
-}
+_CROSS_CASE_EXCEPTIONS: dict = {}
 
 
 def _package_source() -> list[pathlib.Path]:

@@ -1,16 +1,18 @@
 """The coding/deep-sigmoid case: tiny end-to-end runs (its helpers: tests/validate/recipes/)."""
 
+import dataclasses
+
 import pytest
-from cli_helpers import validate_one
+from cli_helpers import resize_case, validate_one
 from richlazy.validate.cases.coding import _deep
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("L", [2, 3])
 def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
-    monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
-                        dict(L=L, N=12, P=12, N0=16, y_minus=0.5, T=0.01, dt=0.02, n_chains=2,
-                             n_steps=200, burn_in=40, thin=8))
+    resize_case(monkeypatch, _deep.CASE,
+                quick=dataclasses.replace(_deep.SIZES.quick, L=L, N=12, P=12, N0=16, y_minus=0.5, T=0.01,
+                                          dt=0.02, n_chains=2, n_steps=200, burn_in=40, thin=8))
     if L > 2:  # one cheap Newton step of the L-layer theory (3 field nodes per dimension)
         from richlazy.validate.recipes import _deep_theory
 
@@ -61,12 +63,11 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
 
 
 def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
-    monkeypatch.setitem(_deep.DEEP_SIGMOID_SIZES, "quick",
-                        dict(_deep.DEEP_SIGMOID_SIZES["quick"], L=1))
+    resize_case(monkeypatch, _deep.CASE, quick=dataclasses.replace(_deep.SIZES.quick, L=1))
     out = tmp_path / "rep"
     rc, case = validate_one(out, "coding/deep-sigmoid")
     assert rc == 1
-    assert case["verdict"] == "error" and "'L'] must be an int >= 2" in case["error"]
+    assert case["verdict"] == "error" and "L must be an int >= 2" in case["error"]
 
 
 @pytest.mark.slow
@@ -77,8 +78,8 @@ def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatc
 
     spec = all_cases()["coding/deep-sigmoid-3"]
     assert spec.suites == ("quick", "full")
-    assert _deep.DEEP_SIGMOID_3_SIZES["quick"]["L"] == _deep.DEEP_SIGMOID_3_SIZES["full"]["L"] == 3
-    assert _deep.DEEP_SIGMOID_3_SIZES["full"]["size_path"][-1] < _deep.DEEP_SIGMOID_3_SIZES["full"]["P"]
+    assert _deep.SIZES_3.quick.L == _deep.SIZES_3.full.L == 3
+    assert _deep.SIZE_PATH_3["full"][-1] < _deep.SIZES_3.full.P
     # a tiny run through the same case code: the L-layer theory receives the case's quad_nodes
     # and size path
     seen = {}
@@ -89,11 +90,13 @@ def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatc
         return real(*a, **dict(k, maxiter=1, quad_nodes=3))
 
     monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep", spy)
-    tiny = dict(L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.02, n_chains=2, n_steps=200, burn_in=40,
-                thin=8, quad_nodes=4)
-    if size_path is not None:
-        tiny["size_path"] = size_path
-    monkeypatch.setitem(_deep.DEEP_SIGMOID_3_SIZES, suite, tiny)
+    tiny = dataclasses.replace(_deep.SIZES_3[suite], L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.02,
+                               n_chains=2, n_steps=200, burn_in=40, thin=8, quad_nodes=4)
+    resize_case(monkeypatch, _deep.CASE_3, **{suite: tiny})
+    if size_path is None:
+        monkeypatch.delitem(_deep.SIZE_PATH_3, suite, raising=False)
+    else:
+        monkeypatch.setitem(_deep.SIZE_PATH_3, suite, size_path)
     out = tmp_path / "rep"
     _, case = validate_one(out, "coding/deep-sigmoid-3", suite=suite)
     assert case["error"] is None and seen["quad_nodes"] == 4 and len(seen["K_start"]) == 2

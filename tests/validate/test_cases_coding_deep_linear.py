@@ -1,16 +1,18 @@
 """The coding/deep-linear case (full suite only) end to end at a tiny size."""
 
+import dataclasses
+
 import numpy as np
-from cli_helpers import validate_one
+from cli_helpers import resize_case, validate_one
 from richlazy.simulate import orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 from richlazy.validate.cases.coding import _deep_linear
 
 
 def test_deep_linear_case_runs_at_a_tiny_size(tmp_path, monkeypatch):
-    monkeypatch.setitem(_deep_linear.DEEP_LINEAR_SIZES, "full",
-                        dict(L=3, N=10, P=12, N0=16, n_chains=2, T=0.05, n_steps=120, burn_in=40,
-                             thin=2, y_minus=-0.5))
+    tiny = dataclasses.replace(_deep_linear.SIZES.full, L=3, N=10, P=12, N0=16, n_chains=2, T=0.05,
+                               n_steps=120, burn_in=40, thin=2, y_minus=-0.5)
+    resize_case(monkeypatch, _deep_linear.CASE, full=tiny)
     out = tmp_path / "rep"
     _, case = validate_one(out, "coding/deep-linear", suite="full", seed=1)
     assert case["error"] is None

@@ -1,12 +1,13 @@
 """The coding/deep-relu case: its helpers on hand-made layers and theory outliers, and a tiny
 end-to-end run."""
 
+import dataclasses
 import math
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from cli_helpers import validate_one
+from cli_helpers import resize_case, validate_one
 from richlazy.validate.cases.coding import _deep_relu
 from richlazy.validate.cases.coding._deep_relu import (
     strong_single_class_counts,
@@ -46,9 +47,9 @@ def test_theory_outlier_summary_aggregates_like_the_samples():
 
 @pytest.mark.slow
 def test_deep_relu_case_runs_at_a_tiny_size(tmp_path, monkeypatch):
-    monkeypatch.setitem(_deep_relu.DEEP_RELU_SIZES, "full",
-                        dict(L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.01, n_chains=2,
-                             n_steps=200, burn_in=40, thin=8))
+    tiny = dataclasses.replace(_deep_relu.SIZES.full, L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.01,
+                               n_chains=2, n_steps=200, burn_in=40, thin=8)
+    resize_case(monkeypatch, _deep_relu.CASE, full=tiny)
     # a cheap theory: the kernel of 200 steps is far from the equilibrium one, and the full
     # certificate search on it (dual ascent, two restarts) takes a minute
     real = _deep_relu.solve_relu_outliers

@@ -1,20 +1,23 @@
 """The coding/sigmoid-toy case (full suite only) end to end at a tiny size, with the sampler of its
 full configuration (Gibbs-HMC with exact code moves)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
-from cli_helpers import validate_one
+from cli_helpers import resize_case, validate_one
 from richlazy.theory import solve_sigmoid_toy, toy_class_targets
 from richlazy.validate.cases.coding import _sigmoid
 
 
 @pytest.mark.slow
 def test_sigmoid_toy_case_runs_with_code_moves_at_a_tiny_size(tmp_path, monkeypatch):
-    full = _sigmoid.SIGMOID_TOY_SIZES["full"]
+    full = _sigmoid.SAMPLERS["full"]
     assert full["sampler"] == "gibbs-hmc" and full["code_moves"]
-    monkeypatch.setitem(_sigmoid.SIGMOID_TOY_SIZES, "full",
-                        dict(full, N=12, P=12, N0=16, n_chains=2, T=0.01, n_steps=12, burn_in=4,
-                             adapt_steps=2))
+    monkeypatch.setitem(_sigmoid.SAMPLERS, "full", dict(full, adapt_steps=2))
+    tiny = dataclasses.replace(_sigmoid.SIZES.full, N=12, P=12, N0=16, n_chains=2, T=0.01, n_steps=12,
+                               burn_in=4)
+    resize_case(monkeypatch, _sigmoid.CASE, full=tiny)
     out = tmp_path / "rep"
     _, case = validate_one(out, "coding/sigmoid-toy", suite="full", seed=1)
     assert case["error"] is None

@@ -14,7 +14,17 @@ extrapolation), ``_persistence``, ``_sigmoid``, ``_linear``, ``_deep``, ``_deep_
 ``_ensembles``.
 """
 
+from ._code_rows import (
+    code_fraction_estimate,
+    code_readout_estimate,
+    code_readout_indices,
+    code_readout_name,
+    code_readout_rule,
+    fraction_outside_estimate,
+    fraction_rule,
+)
 from ._deep import DEEP_TOY_RATIOS, deep_toy_setup
+from ._deep_rows import deep_theory_pieces, deep_theory_rows
 from ._deep_theory import (
     FEATURE_FROZEN,
     LOWER_CONDITIONED,
@@ -25,6 +35,7 @@ from ._deep_theory import (
     theory_quantities,
 )
 from ._ensembles import erf_ensemble
+from ._equality import train_sd
 from ._images import (
     NONLINEARITIES,
     center_and_normalise,
@@ -51,6 +62,7 @@ from ._relu import (
 )
 from ._relu_block import CLASS_COVARIANCE, Y_MINUS, Y_PLUS, BlockView, correlated_problem, fit_inverse_width
 from ._relu_comparison import relu_sampled_comparison
+from ._relu_rows import RELU_ROWS, RELU_SIZES, ReluToySize, relu_figures, relu_notes, relu_seeded_simulation
 from ._sigmoid import code_fraction_quantities, code_readout_quantities, fraction_outside_quantity
 
 __all__ = [
@@ -60,6 +72,8 @@ __all__ = [
     "theory_class_codes", "theory_quantities",
     # seed 002 erf ensembles
     "erf_ensemble",
+    # seed 003 same-different ensembles
+    "train_sd",
     # Fig. 6 images
     "NONLINEARITIES", "center_and_normalise", "conditional_mean_activation", "load_fig6_data",
     "random_class_triple",
@@ -73,4 +87,11 @@ __all__ = [
     "CLASS_COVARIANCE", "Y_MINUS", "Y_PLUS", "BlockView", "correlated_problem", "fit_inverse_width",
     # sigmoid code populations
     "code_fraction_quantities", "code_readout_quantities", "fraction_outside_quantity",
+    # sigmoid code populations as compared rows of declared cases
+    "code_fraction_estimate", "code_readout_estimate", "code_readout_indices", "code_readout_name",
+    "code_readout_rule", "fraction_outside_estimate", "fraction_rule",
+    # the seeded ReLU comparison as the stages and rows of declared cases
+    "RELU_ROWS", "RELU_SIZES", "ReluToySize", "relu_figures", "relu_notes", "relu_seeded_simulation",
+    # the deep sigmoid theory side as pieces and rows of declared cases
+    "deep_theory_pieces", "deep_theory_rows",
 ]

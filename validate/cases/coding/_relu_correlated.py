@@ -11,7 +11,7 @@ q_cc = 0.3, q_cc' = 0.1 the outliers' preactivations double (z̄ 2.5 against 1.2
 readouts halve, and the bulk readout a_0 almost vanishes.
 
 The samples are read, seeded and compared exactly as in ``coding/relu-toy``
-(:func:`richlazy.validate.recipes.relu_sampled_comparison`), at its quick size (N = P = 100,
+(the stages and rows of :data:`richlazy.validate.recipes.RELU_ROWS`), at its quick size (N = P = 100,
 8000 Gibbs-HMC steps x 4 chains). The theory contains T (output ``Y - T t``), so the relative
 tolerances carry no finite-T allowance: 3/N + 4 SE.
 
@@ -32,21 +32,30 @@ quick suite's exit status should not hang on that open question.
 
 from __future__ import annotations
 
-from ...core._registry import CaseContext, CaseOutcome, register_case
+from types import SimpleNamespace
+
+from richlazy.validate import Sizes, declare_case
+
 from ...recipes import (
     CLASS_COVARIANCE,
     OUTLIER_THRESHOLD,
+    RELU_ROWS,
+    RELU_SIZES,
     Y_MINUS,
     Y_PLUS,
     BlockView,
     correlated_problem,
-    relu_sampled_comparison,
+    relu_figures,
+    relu_notes,
+    relu_seeded_simulation,
 )
 
 __all__: list[str] = []
 
-@register_case(
-    "coding/relu-correlated",
+NAME = "coding/relu-correlated"
+
+CASE = declare_case(
+    NAME,
     description=(
         "ReLU non-lazy network (L=1, sigma_a2=1/P) on the toy task with correlated classes "
         "(input kernel (1-q_cc) delta + q, q_cc=0.3, q_cc'=0.1; classes [1/2,1/4,1/4], y+=1, "
@@ -55,16 +64,26 @@ __all__: list[str] = []
         "generic single-class neuron per class vs the class-block bulk + outlier theory "
         "with the bulk's whole readout law (solve_relu_block, bulk='readout_law')."
     ),
+    # coding/relu-toy's quick configuration at both sizes (the problem draws it)
+    sizes=Sizes(quick=RELU_SIZES.quick, full=RELU_SIZES.quick),
+    theory=lambda ctx, cfg: _theory(ctx, cfg),
+    simulation=lambda ctx, cfg, th: relu_seeded_simulation(ctx, cfg, NAME, th.task, th.Yc),
+    compared=RELU_ROWS,
+    figures=relu_figures,
+    notes=relu_notes,
+    params=lambda run: dict(m=3, ratios=list(run.theory.task.ratios), y_plus=Y_PLUS, y_minus=Y_MINUS,
+                            sigma_a2=1.0 / run.cfg.P, amplitudes=list(run.cfg.amplitudes),
+                            outlier_threshold=OUTLIER_THRESHOLD,
+                            class_covariance=[list(r) for r in CLASS_COVARIANCE]),
     suites=("full",),
 )
-def relu_correlated(ctx: CaseContext) -> CaseOutcome:
-    cfg, task, sol, Yc = correlated_problem(ctx, "coding/relu-correlated")
-    P, m = cfg["P"], 3
-    note_rel = (f"rel tol = 3/N + 4 SE/|theory| (N={cfg['N']}: finite width; the theory contains "
+
+
+def _theory(ctx, cfg):
+    """The correlated-class problem and its readout-law theory; the theory contains T, so the
+    relative tolerances carry no finite-T allowance (dT = 0)."""
+    _, task, sol, Yc = correlated_problem(ctx, NAME)
+    note_rel = (f"rel tol = 3/N + 4 SE/|theory| (N={cfg.N}: finite width; the theory contains "
                 "T, so no finite-T allowance); SE = max(batch means, chain-to-chain) over chains "
                 "seeded at two generic amplitudes.")
-    params = dict(cfg, m=m, ratios=list(task.ratios), y_plus=Y_PLUS, y_minus=Y_MINUS,
-                  sigma_a2=1.0 / P, amplitudes=list(cfg["amplitudes"]),
-                  outlier_threshold=OUTLIER_THRESHOLD, class_covariance=[list(r) for r in CLASS_COVARIANCE])
-    return relu_sampled_comparison(ctx, cfg, "coding/relu-correlated", task, BlockView(sol), Yc,
-                                   dT=0.0, note_rel=note_rel, params=params)
+    return SimpleNamespace(task=task, sol=BlockView(sol), Yc=Yc, dT=0.0, note_rel=note_rel)

@@ -2,30 +2,126 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import SimpleNamespace
+
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, toy_class_targets
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
-from ...core._registry import CaseContext, CaseOutcome, register_case
 from ...core._sampling import sample_posterior
 from ...observables import class_means
-from ...recipes import code_fraction_quantities, code_readout_quantities
+from ...recipes import (
+    code_fraction_estimate,
+    code_readout_estimate,
+    code_readout_indices,
+    code_readout_name,
+    code_readout_rule,
+    fraction_outside_estimate,
+    fraction_rule,
+)
+
+__all__ = ["SAMPLERS", "SIZES"]
+
+M = 3
+RATIOS = (0.5, 0.25, 0.25)
+
+
+@dataclass(frozen=True)
+class SigmoidToySize:
+    N: int  # width
+    P: int  # training inputs
+    N0: int  # input dimension
+    n_chains: int
+    T: float
+    dt: float
+    n_steps: int
+    burn_in: int
+    thin: int
+    y_minus: float
+
 
 # Step size: the collective readout mode (all neurons' readouts moving together) has ULA
 # eigenvalue ~ dt * P * <phi>^2; at dt = 0.05 and P = 100 (eigenvalue ~1.2) the sampled class-0
 # mean activations were 4 % low at every T and N tried (a discretisation bias), at dt = 0.02 they
 # agree with the theory. dt therefore scales as 1/P. The anneal (T falling geometrically from
 # anneal_from to T inside the burn-in) lets neurons choose codes while the barriers are low.
-SIGMOID_TOY_SIZES = {
-    "quick": dict(N=100, P=100, N0=120, n_chains=4, T=0.002, dt=0.02, n_steps=100_000,
-                  burn_in=50_000, thin=250, y_minus=0.5, anneal_from=0.005, anneal_steps=40_000),
+SIZES = Sizes(
+    quick=SigmoidToySize(N=100, P=100, N0=120, n_chains=4, T=0.002, dt=0.02, n_steps=100_000,
+                         burn_in=50_000, thin=250, y_minus=0.5),
     # paper size: Gibbs-HMC with one sweep of exact code moves per transition (ULA's codes stay
     # where the anneal left them at this size); 220 transitions took 27 min on two threads, with
     # the chains agreeing to 0.002 on every code fraction (docs/notes/validation_log.md)
-    "full": dict(N=500, P=500, N0=520, n_chains=4, T=0.002, dt=0.004, sampler="gibbs-hmc",
-                 code_moves=True, n_steps=240, burn_in=40, adapt_steps=20, thin=1, y_minus=0.5),
-}
+    full=SigmoidToySize(N=500, P=500, N0=520, n_chains=4, T=0.002, dt=0.004, n_steps=240, burn_in=40,
+                        thin=1, y_minus=0.5),
+)
+#: the sampler's settings per size (report parameters after the configuration's): quick, ULA
+#: annealed inside the burn-in; full, Gibbs-HMC with exact code moves
+SAMPLERS = {"quick": dict(anneal_from=0.005, anneal_steps=40_000),
+            "full": dict(sampler="gibbs-hmc", code_moves=True, adapt_steps=20)}
+_TOL_NOTE = ("abs tolerance = 4 SE + 3/N (N={N}) for fractions; rel tolerance 3/N + 4 SE for "
+             "mean activations. SE of a fraction = max(binomial over the E*N neurons, "
+             "chain-to-chain spread / sqrt(E)); neurons keep their codes, so samples of one "
+             "chain are not independent.")
+_COND_NOTE = ("theory: stationarity + output constraint of notes §4.3 solved at the sampled populations "
+              "of the predicted codes, with the measured output contribution of neurons in other "
+              "(metastable) codes moved to the targets (solve_sigmoid_toy_populations); the "
+              "equilibrium-theory values are in the notes; ")
+
+
+def _keys_t(run):
+    return run.simulation.keys_t
+
+
+def _tol(run, *index):
+    return dict(N=run.cfg.N, note=_TOL_NOTE.format(N=run.cfg.N))
+
+
+CASE = declare_case(
+    "coding/sigmoid-toy",
+    description=(
+        "Sigmoid-erf non-lazy network (L=1, sigma_a2=1/P) on the orthogonal toy task (classes "
+        "[1/2,1/4,1/4], y+=1, y-=1/2; Figs. 2 and 4 of seed 000, scaled down in quick): redundant "
+        "coding scheme. Code fractions vs the equilibrium P_gamma of the reconstructed P -> infinity "
+        "theory (notes §4.3); code readouts and mean activations per class vs the same equations "
+        "solved at the sampled populations (neurons in metastable codes moved to the targets)."
+        " Full suite only, at the paper's N = P = 500, sampled by Gibbs-HMC with exact code moves "
+        "from the prior: the off-class readouts of the pair codes fall 7-9 % short of the "
+        "conditional theory and 1-1-1 holds 0.050 vs 0.040 (open, docs/notes/validation_log.md); the "
+        "code fractions' R-hat stays above 1.01 in this run length (reported as not mixed)."
+    ),
+    sizes=SIZES,
+    theory=lambda ctx, cfg: _theory(ctx, cfg),
+    simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
+    compared=(
+        Compared(lambda run, g: f"P_gamma code {run.theory.labels[g]}",
+                 theory=lambda run, g: run.theory.sol.P_gamma[g],
+                 estimate=lambda run, g: code_fraction_estimate(_keys_t(run), run.theory.keys[g], run.cfg.N),
+                 rule=fraction_rule, over=lambda run: range(len(run.theory.keys)), options=_tol),
+        Compared("fraction of neurons in codes the theory does not predict", theory=lambda run: 0.0,
+                 estimate=lambda run: fraction_outside_estimate(_keys_t(run), run.theory.keys, run.cfg.N),
+                 rule=fraction_rule, options=_tol),
+        # code structure at the sampled populations (conditional mean-field solution)
+        Compared(lambda run, g, r, q: code_readout_name("", run.simulation.cond_keys[g], M, r, q),
+                 theory=lambda run, g, r, q: (run.simulation.cond.a_gamma if q == "a"
+                                              else run.simulation.cond.mean_activations)[g, r],
+                 estimate=lambda run, g, r, q: code_readout_estimate(
+                     _keys_t(run), run.simulation.A, run.simulation.cm, run.simulation.cond_keys[g], r, q),
+                 rule=code_readout_rule,
+                 over=lambda run: code_readout_indices(run.simulation.cond_keys, _keys_t(run), M),
+                 options=lambda run, g, r, q: dict(
+                     N=run.cfg.N, note=_COND_NOTE + _TOL_NOTE.format(N=run.cfg.N), q=q,
+                     scale=float(np.linalg.norm(run.simulation.cond.a_gamma[g])))),
+    ),
+    figures=lambda run: _figures(run.ctx, run.theory.sol, run.simulation.A[-1], run.simulation.last_acts,
+                                 run.theory.task.labels, run.simulation.fr_last, run.theory.labels),
+    notes=lambda run: _notes(run),
+    params=lambda run: dict(SAMPLERS[run.ctx.size], m=M, ratios=list(RATIOS), y_plus=1.0,
+                            y_minus=run.cfg.y_minus, sigma_a2=1.0 / run.cfg.P),
+    suites=("full",),
+)
 
 
 def _figures(ctx, sol, A_last, act_last, labels, fr, theory_labels):
@@ -64,96 +160,68 @@ def _figures(ctx, sol, A_last, act_last, labels, fr, theory_labels):
     return ["readouts_vs_codes.png", "activation_raster.png", "code_fractions.png"]
 
 
-@register_case(
-    "coding/sigmoid-toy",
-    description=(
-        "Sigmoid-erf non-lazy network (L=1, sigma_a2=1/P) on the orthogonal toy task (classes "
-        "[1/2,1/4,1/4], y+=1, y-=1/2; Figs. 2 and 4 of seed 000, scaled down in quick): redundant "
-        "coding scheme. Code fractions vs the equilibrium P_gamma of the reconstructed P -> infinity "
-        "theory (notes §4.3); code readouts and mean activations per class vs the same equations "
-        "solved at the sampled populations (neurons in metastable codes moved to the targets)."
-        " Full suite only, at the paper's N = P = 500, sampled by Gibbs-HMC with exact code moves "
-        "from the prior: the off-class readouts of the pair codes fall 7-9 % short of the "
-        "conditional theory and 1-1-1 holds 0.050 vs 0.040 (open, docs/notes/validation_log.md); the "
-        "code fractions' R-hat stays above 1.01 in this run length (reported as not mixed)."
-    ),
-    suites=("full",),
-)
-def sigmoid_toy(ctx: CaseContext) -> CaseOutcome:
-    return _sigmoid_toy(ctx, SIGMOID_TOY_SIZES[ctx.size])
-
-
-def _sigmoid_toy(ctx: CaseContext, cfg: dict) -> CaseOutcome:
-    N, P, N0, T = cfg["N"], cfg["P"], cfg["N0"], cfg["T"]
-    m = 3
-    ratios = (0.5, 0.25, 0.25)
-    y_minus = cfg.get("y_minus", 0.5)
-    task = orthogonal_toy_task(P, N0, ratios=ratios, y_plus=1.0, y_minus=y_minus,
+def _theory(ctx, cfg):
+    """The task and the equilibrium P -> infinity theory of the codes."""
+    task = orthogonal_toy_task(cfg.P, cfg.N0, ratios=RATIOS, y_plus=1.0, y_minus=cfg.y_minus,
                                seed=ctx.child_seed(0))
-    sol = solve_sigmoid_toy(np.array(ratios), toy_class_targets(m, y_plus=1.0, y_minus=y_minus), P=None,
+    sol = solve_sigmoid_toy(np.array(RATIOS), toy_class_targets(M, y_plus=1.0, y_minus=cfg.y_minus), P=None,
                             throw=True)
-    theory_labels = [code_label(c) for c in sol.codes]
-    labels = task.labels
+    return SimpleNamespace(task=task, sol=sol, labels=[code_label(c) for c in sol.codes],
+                           keys=[int((c * (1 << np.arange(M))).sum()) for c in sol.codes])
+
+
+def _simulation(ctx, cfg, th):
+    """The ensemble, the neurons' codes per sample, and the conditional theory at the sampled
+    populations of the equilibrium codes (it needs the samples)."""
+    labels, smp = th.task.labels, SAMPLERS[ctx.size]
 
     def observe(post, theta, gen):
         h = post.phi(post.preactivations(theta)[-1])  # (E, N, P)
-        cm = class_means(h.transpose(1, 2), labels, m).transpose(1, 2)  # (E, N, m)
+        cm = class_means(h.transpose(1, 2), labels, M).transpose(1, 2)  # (E, N, m)
         return {"cm": cm.float(), "A": post.unflatten(theta)["A"].float(), "F": post.outputs(theta).float()}
 
-    spec = NetworkSpec(N0=N0, N=N, L=1, m=m, activation="sigmoid_erf", regime="nonlazy")
+    spec = NetworkSpec(N0=cfg.N0, N=cfg.N, L=1, m=M, activation="sigmoid_erf", regime="nonlazy")
     post, run = sample_posterior(
-        spec, task.X, task.Y, T=T, sigma_a2=1.0 / P, dt=cfg["dt"], n_chains=cfg["n_chains"],
-        n_steps=cfg["n_steps"], burn_in=cfg["burn_in"], thin=cfg["thin"], observe=observe,
+        spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=1.0 / cfg.P, dt=cfg.dt, n_chains=cfg.n_chains,
+        n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin, observe=observe,
         seed=ctx.child_seed(1), device=ctx.device, checkpoint_path=ctx.checkpoint_dir / "chain.pt",
         progress=ctx.progress, desc="coding/sigmoid-toy",
-        anneal_from=cfg.get("anneal_from"), anneal_steps=cfg.get("anneal_steps", 0),
-        sampler=cfg.get("sampler", "ula"), code_moves=cfg.get("code_moves", False),
-        adapt_steps=cfg.get("adapt_steps"),
+        anneal_from=smp.get("anneal_from"), anneal_steps=smp.get("anneal_steps", 0),
+        sampler=smp.get("sampler", "ula"), code_moves=smp.get("code_moves", False),
+        adapt_steps=smp.get("adapt_steps"),
     )
     cm = run.samples["cm"].double().numpy()  # (S, E, N, m)
     A = run.samples["A"].double().numpy()  # (S, E, N, m)
     codes_t = neuron_codes(cm)  # (S, E, N, m)
-    S, E = cm.shape[:2]
-    # code fractions pooled over samples; SE = max(binomial over E*N neurons, chain-to-chain)
-    fr_last = code_fractions(codes_t[-1])
-    qs = []
-    keys_t = (codes_t * (1 << np.arange(m))).sum(-1)  # (S, E, N)
-    tol_note = (f"abs tolerance = 4 SE + 3/N (N={N}) for fractions; rel tolerance 3/N + 4 SE for "
-                "mean activations. SE of a fraction = max(binomial over the E*N neurons, "
-                "chain-to-chain spread / sqrt(E)); neurons keep their codes, so samples of one "
-                "chain are not independent.")
-    qs += code_fraction_quantities(sol, keys_t, N, tol_note)
-    # code structure at the sampled populations (conditional mean-field solution)
-    cond, cond_keys, cond_frac, O_meta = _conditional_theory(sol, keys_t, A, cm, ratios, y_minus, m)
-    cond_note = ("theory: stationarity + output constraint of notes §4.3 solved at the sampled populations "
-                 "of the predicted codes, with the measured output contribution of neurons in other "
-                 "(metastable) codes moved to the targets (solve_sigmoid_toy_populations); the "
-                 "equilibrium-theory values are in the notes; " + tol_note)
-    qs += code_readout_quantities(cond_keys, cond.a_gamma, cond.mean_activations, keys_t, A, cm, N,
-                                  cond_note)
-    persistence = code_persistence(codes_t)
-    figs = _figures(ctx, sol, A[-1], _last_acts(post, run), labels, fr_last, theory_labels)
-    cond_pop = dict(zip([code_label([(k >> j) & 1 for j in range(m)]) for k in cond_keys],
-                        np.round(cond_frac, 3).tolist(), strict=True))
-    anneal = "" if cfg.get("anneal_from") is None else f" (annealed from T={cfg['anneal_from']})"
-    moves = " with one sweep of exact code moves per step" if cfg.get("code_moves") else ""
-    sampler_note = (f"ULA dt={cfg['dt']}" if cfg.get("sampler", "ula") == "ula"
-                    else f"{cfg['sampler']}{moves}")
-    notes = (f"Theory codes {theory_labels} with P_gamma {np.round(sol.P_gamma, 4).tolist()} "
-             f"({sol.message}). Sampled code fractions in the last sample: "
-             f"{dict(zip(fr_last.labels, np.round(fr_last.fraction, 3).tolist(), strict=True))}. "
-             "Code persistence "
-             f"from the first to the last recorded sample: {persistence[-1]:.3f} (feature-layer "
-             f"neurons keep their codes). Conditional theory at the sampled populations "
-             f"{cond_pop} (output of the other codes moved to the targets: "
-             f"{np.round(O_meta, 3).tolist()}): readouts {np.round(cond.a_gamma, 3).tolist()}, mean "
-             f"activations {np.round(cond.mean_activations, 3).tolist()}, g values "
-             f"{np.round(cond.g_values, 3).tolist()}. Equilibrium-theory readouts "
-             f"{np.round(sol.a_gamma, 3).tolist()} and mean activations "
-             f"{np.round(sol.mean_activations, 3).tolist()}. {run.n_steps} steps x {E} chains at T={T}"
-             f"{anneal}, {sampler_note}; sampling took {run.seconds:.1f} s.")
-    params = dict(cfg, m=m, ratios=list(ratios), y_plus=1.0, y_minus=y_minus, sigma_a2=1.0 / P)
-    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)
+    keys_t = (codes_t * (1 << np.arange(M))).sum(-1)  # (S, E, N)
+    cond, cond_keys, cond_frac, O_meta = _conditional_theory(th.sol, keys_t, A, cm, RATIOS, cfg.y_minus, M)
+    return SimpleNamespace(run=run, cm=cm, A=A, keys_t=keys_t, fr_last=code_fractions(codes_t[-1]),
+                           persistence=code_persistence(codes_t), last_acts=_last_acts(post, run), cond=cond,
+                           cond_keys=cond_keys, cond_frac=cond_frac, O_meta=O_meta)
+
+
+def _notes(run):
+    cfg, sol, sim, smp = run.cfg, run.theory.sol, run.simulation, SAMPLERS[run.ctx.size]
+    cond, fr_last = sim.cond, sim.fr_last
+    cond_pop = dict(zip([code_label([(k >> j) & 1 for j in range(M)]) for k in sim.cond_keys],
+                        np.round(sim.cond_frac, 3).tolist(), strict=True))
+    anneal = "" if smp.get("anneal_from") is None else f" (annealed from T={smp['anneal_from']})"
+    moves = " with one sweep of exact code moves per step" if smp.get("code_moves") else ""
+    sampler_note = (f"ULA dt={cfg.dt}" if smp.get("sampler", "ula") == "ula"
+                    else f"{smp['sampler']}{moves}")
+    return (f"Theory codes {run.theory.labels} with P_gamma {np.round(sol.P_gamma, 4).tolist()} "
+            f"({sol.message}). Sampled code fractions in the last sample: "
+            f"{dict(zip(fr_last.labels, np.round(fr_last.fraction, 3).tolist(), strict=True))}. "
+            "Code persistence "
+            f"from the first to the last recorded sample: {sim.persistence[-1]:.3f} (feature-layer "
+            f"neurons keep their codes). Conditional theory at the sampled populations "
+            f"{cond_pop} (output of the other codes moved to the targets: "
+            f"{np.round(sim.O_meta, 3).tolist()}): readouts {np.round(cond.a_gamma, 3).tolist()}, mean "
+            f"activations {np.round(cond.mean_activations, 3).tolist()}, g values "
+            f"{np.round(cond.g_values, 3).tolist()}. Equilibrium-theory readouts "
+            f"{np.round(sol.a_gamma, 3).tolist()} and mean activations "
+            f"{np.round(sol.mean_activations, 3).tolist()}. {sim.run.n_steps} steps x {sim.cm.shape[1]} "
+            f"chains at T={cfg.T}{anneal}, {sampler_note}; sampling took {sim.run.seconds:.1f} s.")
 
 
 def _conditional_theory(sol, keys_t, A, cm, ratios, y_minus, m):

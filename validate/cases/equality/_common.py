@@ -1,6 +1,6 @@
-"""Shared pieces of the equality (seed 003) cases: ensemble training on the same-different task,
-the NTK-machine reference accuracies, the Eq. (C.18) accuracy band, the comparison rules of their
-declarations and the error-bar plot of seed-to-seed means.
+"""Shared pieces of the equality (seed 003) cases (the ensembles they train come from
+:func:`richlazy.validate.recipes.train_sd`): the NTK-machine reference accuracies, the Eq. (C.18)
+accuracy band, the comparison rules of their declarations and the error-bar plot of seed-to-seed means.
 
 Randomness comes from the case's streams only (``ctx.generator(k)``); a case that needs the same
 data twice asks for the same ``k`` twice.
@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import torch
-from richlazy.simulate import sd_symbols, sd_test_batch, sd_train_batch, train_gamma_mlp
 from richlazy.theory import (
     kernel_gradient_descent,
     kernel_regression_predict,
@@ -21,29 +19,11 @@ from richlazy.theory import (
 )
 
 from ...core._compare import compare
-from ...core._registry import CaseContext
 from ...stats import mean_se
 
-__all__ = ["Z", "accuracy_band", "compared", "errorbar", "ntk_accuracies", "rule", "train_sd"]
+__all__ = ["Z", "accuracy_band", "compared", "errorbar", "ntk_accuracies", "rule"]
 
 Z = 3.0  # number of standard errors for statistical comparisons
-
-
-def train_sd(ctx: CaseContext, k: int, d: int, gammas, Ls, *, width: int, steps: int,
-             alpha0: float = 0.1, sigma2: float = 0.0, n_test: int = 1000, batch: int = 128,
-             eval_every: int = 100):
-    """Train one γ-MLP ensemble on stream ``k``: member e has richness gammas[e] and its own
-    L = Ls[e] training symbols. Returns ``(result, symbols, x_test, y_test)`` (data on the CPU)."""
-    g = ctx.generator(k)
-    E = len(gammas)
-    S = sd_symbols(E, max(Ls), d, generator=g)
-    n_sym = torch.tensor(Ls, device=ctx.device)
-    xt, yt = sd_test_batch(E, n_test, d, sigma2=sigma2, generator=g)
-    res = train_gamma_mlp(
-        lambda gg: sd_train_batch(S, batch, n_symbols=n_sym, sigma2=sigma2, generator=gg),
-        xt, yt, torch.tensor(gammas, dtype=torch.float64), d_eff=d, width=width, alpha0=alpha0,
-        n_steps=steps, eval_every=eval_every, generator=g)
-    return res, S.cpu(), xt.cpu(), yt.cpu()
 
 
 def ntk_accuracies(S, xt, yt, *, steps: int, every: int) -> tuple[np.ndarray, np.ndarray]:

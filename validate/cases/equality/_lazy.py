@@ -25,9 +25,10 @@ from richlazy.theory import rich_accuracy
 from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._registry import case_threads
+from ...recipes import train_sd
 from ...richness import relative_activation_change
 from ...stats import mean_se
-from ._common import errorbar, ntk_accuracies, rule, train_sd
+from ._common import errorbar, ntk_accuracies, rule
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from richlazy.theory import bayes_accuracy, bayes_generalising_accuracy
 from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._registry import case_threads
+from ...recipes import train_sd
 from ...stats import mean_se
-from ._common import compared, errorbar, train_sd
+from ._common import compared, errorbar
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from richlazy.theory import rich_accuracy, sd_max_margin_accuracy, simulate_mark
 from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._registry import case_threads
+from ...recipes import train_sd
 from ...richness import (
     alignment_by_readout_sign,
     alignment_of_top_units,
@@ -25,7 +26,7 @@ from ...richness import (
     weight_alignment,
 )
 from ...stats import mean_se
-from ._common import Z, accuracy_band, compared, errorbar, rule, train_sd
+from ._common import Z, accuracy_band, compared, errorbar, rule
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from richlazy.validate import Compared, Sizes, declare_case
 
 from ...core._compare import compare
 from ...core._registry import case_threads
+from ...recipes import train_sd
 from ...rendering._richness_plots import plot_dlr_vs_knob
 from ...richness import RichnessSweep, dlr
 from ...stats import mean_se
-from ..equality._common import train_sd
 
 
 @dataclass(frozen=True)
