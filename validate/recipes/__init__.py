@@ -32,7 +32,6 @@ from ._deep_theory import (
     NOT_ANNEALED,
     layer_code_keys,
     theory_class_codes,
-    theory_quantities,
 )
 from ._ensembles import erf_ensemble
 from ._equality import train_sd
@@ -61,7 +60,6 @@ from ._relu import (
     seeded_relu_samples,
 )
 from ._relu_block import CLASS_COVARIANCE, Y_MINUS, Y_PLUS, BlockView, correlated_problem, fit_inverse_width
-from ._relu_comparison import relu_sampled_comparison
 from ._relu_rows import RELU_ROWS, RELU_SIZES, ReluToySize, relu_figures, relu_notes, relu_seeded_simulation
 from ._sigmoid import code_fraction_quantities, code_readout_quantities, fraction_outside_quantity
 
@@ -69,7 +67,7 @@ __all__ = [
     # deep networks on the toy task
     "DEEP_TOY_RATIOS", "deep_toy_setup",
     "FEATURE_FROZEN", "LOWER_CONDITIONED", "LOWER_MIXING", "NOT_ANNEALED", "layer_code_keys",
-    "theory_class_codes", "theory_quantities",
+    "theory_class_codes",
     # seed 002 erf ensembles
     "erf_ensemble",
     # seed 003 same-different ensembles
@@ -83,7 +81,7 @@ __all__ = [
     "lagged_persistence", "lagged_set_persistence", "mixing_value", "origin_series", "persistence_curve",
     # ReLU outliers and bulk
     "OUTLIER_THRESHOLD", "RELU_TOY_SIZES", "outlier_summary", "relu_class_observer", "run_seeded",
-    "seed_single_class_outliers", "seeded_relu_samples", "relu_sampled_comparison",
+    "seed_single_class_outliers", "seeded_relu_samples",
     "CLASS_COVARIANCE", "Y_MINUS", "Y_PLUS", "BlockView", "correlated_problem", "fit_inverse_width",
     # sigmoid code populations
     "code_fraction_quantities", "code_readout_quantities", "fraction_outside_quantity",

@@ -1,6 +1,6 @@
 """The theory side of ``coding/deep-sigmoid`` and ``coding/deep-sigmoid-3`` as the pieces and
-compared rows of declared cases: :func:`deep_theory_pieces` solves what
-:func:`._deep_theory.theory_quantities` solves (the self-consistent theory, or the feature layer
+compared rows of declared cases: :func:`deep_theory_pieces` solves the theory (the self-consistent
+theory, or the feature layer
 given the sampled kernel below and, for L > 2, layer 1 given the sampled conjugate kernel) and
 returns the feature-layer and lower-layer comparisons it leads to, which :func:`deep_theory_rows`
 states as rows (the same names, values, tolerances and ergodicity classes).
@@ -69,8 +69,7 @@ def _lower(l, K_theory, code_fractions, K_sampled, run, labels, tag, L, where=No
 def deep_theory_pieces(ctx, task, run, L, *, quad_nodes=6, size_path=None):
     """The theory comparisons of the deep sigmoid cases as pieces: ``feature`` (the feature
     layer's), ``lower`` (a list, per lower layer compared, in order) and ``notes``; the same
-    solves, in the same order and on the same random streams, as
-    :func:`._deep_theory.theory_quantities`."""
+    solves, in order, on the case's stream 2."""
     labels, Y = np.asarray(task.labels), np.asarray(task.Y, dtype=float)
     K_below = run.samples["K_below"].double().numpy()  # (S, E, P, P)
     keys_top = layer_code_keys(run.samples[f"layer{L}"].double().numpy())

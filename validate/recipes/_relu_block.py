@@ -4,8 +4,8 @@ of sampled values to infinite width.
 :func:`correlated_problem` draws the task of ``coding/relu-correlated`` (and of
 ``coding/relu-correlated-widths`` and the benchmark ``relu-block``: :data:`CLASS_COVARIANCE`)
 and solves its readout-law theory (:func:`richlazy.theory.solve_relu_block`); :class:`BlockView`
-presents a block solution with the attributes :func:`richlazy.validate.recipes.relu_sampled_comparison`
-reads; :func:`fit_inverse_width` fits ``x(N) = x_inf + b / N``.
+presents a block solution with the attributes the ReLU rows (:mod:`._relu_rows`) read;
+:func:`fit_inverse_width` fits ``x(N) = x_inf + b / N``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The comparison of a seeded ReLU ensemble with an outlier-plus-bulk theory, shared by the cases
-``coding/relu-toy`` (orthogonal classes) and ``coding/relu-correlated`` (class-block inputs):
-outlier counts, the aggregated outliers' readouts and preactivations, the bulk readout a_0 and the
-bulk mean activations, with figures; a prior-initialised ensemble documents the coarsening.
+"""The pieces of the comparison of a seeded ReLU ensemble with an outlier-plus-bulk theory that
+:mod:`._relu_rows` states as the rows of ``coding/relu-toy`` and ``coding/relu-correlated``: the
+prior-initialised ensemble (which documents the coarsening), the figures, the notes and the rows'
+tolerance notes.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ import numpy as np
 import torch
 
 from ..codes import code_label, neuron_codes, top_k_active
-from ..core._compare import compare
-from ..core._registry import CaseOutcome
 from ..core._sampling import sample_posterior
 from ..observables import class_means
-from ..stats import chain_se, mean_se
-from ._relu import OUTLIER_THRESHOLD, outlier_summary, relu_class_observer, seeded_relu_samples
+from ..stats import mean_se
+from ._relu import OUTLIER_THRESHOLD, outlier_summary, relu_class_observer
 
-__all__ = ["relu_sampled_comparison"]
+__all__: list[str] = []  # private pieces of _relu_rows
 
 
 #: ergodicity classes (compare(..., ergodicity=, reason=)). Outlier identities freeze (notes §5.1),
@@ -153,30 +151,6 @@ def _prior_verdict(n_last, s_ratio):
     return txt
 
 
-def relu_sampled_comparison(ctx, cfg, name, task, sol, Yc, *, dT, note_rel, params):
-    """Sample the L = 1 ReLU network of ``cfg`` on ``task`` from seeded single-class outliers
-    (and from the prior, documented only) and compare outliers and bulk with the theory ``sol``
-    (attributes of :class:`richlazy.theory.ReLUToySolution`: t, a0, outlier_classes,
-    outlier_readouts, outlier_preactivations, outlier_strength, bulk_mean_activation,
-    bulk_readout_density, message). ``dT``: relative finite-T allowance of the theory (0 when it
-    contains T); ``note_rel``: the note on the relative tolerances."""
-    post, run, smp, summ = seeded_relu_samples(ctx, cfg, name, task, Yc)
-    prior_run, psumm = _prior_samples(ctx, cfg, name, task, post.spec, Yc.shape[1])
-    sys_rel = 3.0 / cfg["N"] + dT
-    # every compared value is the grand mean of a per-(sample, chain) series (S, E) of the seeded
-    # ensemble; that series is passed as mixing= for its chain diagnostics (R-hat, ESS)
-    qs = _outlier_counts(summ, Yc.shape[0])
-    qs += _outlier_values(summ, sol, Yc.shape, sys_rel=sys_rel, note_rel=note_rel)
-    qs += _bulk_values(summ, sol, Yc.shape, P=cfg["P"], dT=dT, sys_rel=sys_rel, note_rel=note_rel)
-    z_last = post.preactivations(run.state.theta)[-1][0]
-    acts = post.phi(z_last).double().cpu().numpy()  # (N, P) of chain 0
-    prior_ula = cfg.get("prior_sampler", "ula") == "ula"
-    figs = _figures(ctx, sol, summ, smp["A"], acts, task.labels, psumm,
-                    prior_run.sample_steps.numpy(), cfg["dt"] if prior_ula else None)
-    notes = _notes(cfg, sol, summ, psumm, run, prior_run)
-    return CaseOutcome(quantities=qs, figures=figs, params=params, notes=notes)
-
-
 def _prior_samples(ctx, cfg, name, task, spec, m):
     """The prior-initialised ensemble (documented, not compared): its run and outlier summary."""
     P, T, dt = cfg["P"], cfg["T"], cfg["dt"]
@@ -189,84 +163,6 @@ def _prior_samples(ctx, cfg, name, task, spec, m):
     )
     psmp = {key: v.double().numpy() for key, v in prior_run.samples.items()}
     return prior_run, outlier_summary(psmp["A"], psmp["zm"], psmp["cm"])
-
-
-def _outlier_counts(summ, k):
-    """The compared outlier counts: single-class outliers per class, and all others."""
-    qs = []
-    for c in range(k):
-        n_c = summ["n_single"][..., c].astype(float)
-        qs.append(compare(
-            f"single-class outliers coding class {c} per network", 1.0, float(n_c.mean()),
-            stderr=chain_se(n_c), kind="abs", tol=0.1, mixing=n_c,
-            note=("abs tol 0.1 per network: an extra outlier costs exp(-P (1-rho_c) log 2) in "
-                  "equilibrium, so splits/losses may occur only as rare threshold crossings; "
-                  f"outlier = |a_i| > {OUTLIER_THRESHOLD} sqrt(N), codes c iff class-c mean "
-                  f"activation > {OUTLIER_THRESHOLD} sqrt(N)."), **_OUTLIER_STATE))
-    n_o = summ["n_other"].astype(float)
-    qs.append(compare("outliers coding no class or several classes per network", 0.0,
-                      float(n_o.mean()), stderr=chain_se(n_o), kind="abs", tol=0.1, mixing=n_o,
-                      note="theory: every outlier is single-class; abs tol 0.1 as for the counts.",
-                      **_OUTLIER_STATE))
-    return qs
-
-
-def _outlier_values(summ, sol, shape, *, sys_rel, note_rel):
-    """The compared aggregated outliers per class, zbar_c and abar_c^r (a lost outlier: 0)."""
-    k, m = shape
-    th_abar = np.full((k, m), np.nan)
-    th_z = np.full(k, np.nan)
-    for i, c in enumerate(sol.outlier_classes):
-        th_abar[c] = sol.outlier_readouts[i]
-        th_z[c] = sol.outlier_preactivations[i]
-    qs = []
-    for c in range(k):
-        zb = summ["zbar"][..., c]
-        if not np.all(np.isfinite(zb)):
-            zb = np.where(np.isfinite(zb), zb, 0.0)  # a lost outlier counts as zbar = 0
-        se = chain_se(zb)
-        qs.append(compare(f"outlier preactivation zbar_{c} (class {c}, /sqrt(N))", th_z[c],
-                          float(zb.mean()), stderr=se, kind="rel",
-                          tol=sys_rel + 4 * se / abs(th_z[c]), note=note_rel, mixing=zb,
-                          **_OUTLIER_VALUES))
-        for r in range(m):
-            ab = summ["abar"][..., c, r]
-            ab = np.where(np.isfinite(ab), ab, 0.0)
-            se = chain_se(ab)
-            qs.append(compare(f"outlier readout abar_{c}^{r} (class {c}, output {r}, /sqrt(N))",
-                              th_abar[c, r], float(ab.mean()), stderr=se, kind="rel",
-                              tol=sys_rel + 4 * se / abs(th_abar[c, r]), note=note_rel,
-                              mixing=ab, **_OUTLIER_VALUES))
-    return qs
-
-
-def _bulk_values(summ, sol, shape, *, P, dT, sys_rel, note_rel):
-    """The compared bulk: readout a_0^r and mean activation per class (``shape`` = (k, m))."""
-    k, m = shape
-    qs = []
-    sys_abs = 3.0 / P
-    for r in range(m):
-        a0 = summ["a0"][..., r]
-        se = chain_se(a0)
-        qs.append(compare(
-            f"bulk readout a_0^{r}", sol.a0[r], float(a0.mean()), stderr=se, kind="abs",
-            tol=4 * se + sys_abs + dT * abs(sol.a0[r]), mixing=a0,
-            note=(f"abs tol = 4 SE + 3/P (P={P}: O(1/P) shift of the mean of the finite-P bulk "
-                  "readout law exp(P g(a)) from its maximiser a_0) + finite-T allowance "
-                  f"{dT:.3f} |a_0|; bulk = non-outlier neurons, readouts O(1), not sqrt(N)-scaled."),
-            **_BULK))
-    for c in range(k):
-        ba = summ["bulk_activation"][..., c]
-        se = chain_se(ba)
-        th = sol.bulk_mean_activation[c]
-        qs.append(compare(
-            f"bulk mean activation <relu(z)> on class {c} = "
-            f"{getattr(sol, 'activation_name', 'M(t_c.a_0)')}", th, float(ba.mean()),
-            stderr=se, kind="rel", tol=sys_rel + 4 * se / abs(th), mixing=ba,
-            note=note_rel + getattr(sol, "spread_note", " The O(1/P) spread of bulk readouts "
-                                                         "(and so of h_c) is in 3/N."),
-            **_BULK))
-    return qs
 
 
 def _notes(cfg, sol, summ, psumm, run, prior_run):

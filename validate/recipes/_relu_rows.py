@@ -2,7 +2,7 @@
 compared rows of declared cases (:func:`richlazy.validate.declare_case`), shared by
 ``coding/relu-toy`` and ``coding/relu-correlated``: the simulation stage (seeded ensemble and the
 documented prior-initialised one), the rows (outlier counts, the aggregated outliers, the bulk),
-figures and notes, as :func:`._relu_comparison.relu_sampled_comparison` computes them.
+figures and notes.
 
 The rows read ``run.theory.sol`` (the attributes that function reads), ``run.theory.Yc`` (class
 targets, (k, m)), ``run.theory.dT`` (relative finite-T allowance) and ``run.theory.note_rel``, and
