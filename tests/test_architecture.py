@@ -356,3 +356,34 @@ def test_the_case_import_checks_see_planted_violations():
         "validate/sweeps/experiments/_planted.py:1: imports richlazy.validate.cases.ldt._posterior.SIZES",
         "validate/sweeps/experiments/_planted.py:2: imports richlazy.validate.cases.coding._relu",
     ]
+
+
+def _private_validate_imports(path: pathlib.Path, source: str | None = None) -> list[str]:
+    """Imports of ``path`` (a case module) from a private module of validate outside
+    validate/cases (``richlazy.validate.<pkg>._<module>``, e.g. ``core._sampling``)."""
+    bad = []
+    for mod, full, line in import_targets(path, source):
+        p = mod.split(".")
+        if p[:2] != ["richlazy", "validate"] or p[2:3] == ["cases"]:
+            continue
+        if any(part.startswith("_") for part in p[2:]):
+            bad.append(f"{_rel(path)}:{line}: imports {full} (a private module: use richlazy.validate, "
+                       "its public modules or validate/recipes)")
+    return bad
+
+
+def test_case_modules_use_public_names_of_validate():
+    """Cases import richlazy.validate's public names, its public modules (stats, observables,
+    codes, richness) and validate/recipes, never a private module of the floors below."""
+    files = sorted(p for p in (ROOT / "validate" / "cases").rglob("_*.py") if p.name != "__init__.py")
+    bad = [v for p in files for v in _private_validate_imports(p)]
+    assert not bad, "\n".join(bad)
+    planted = ("from ...core._sampling import sample_posterior\nfrom ...recipes import sample_posterior\n"
+               "from richlazy.validate.rendering._plots import kernel_heatmaps\n"
+               "from richlazy.validate import compare\nfrom ._common import Z\n")
+    assert _private_validate_imports(ROOT / "validate" / "cases" / "coding" / "_planted.py", planted) == [
+        "validate/cases/coding/_planted.py:1: imports richlazy.validate.core._sampling.sample_posterior "
+        "(a private module: use richlazy.validate, its public modules or validate/recipes)",
+        "validate/cases/coding/_planted.py:3: imports richlazy.validate.rendering._plots.kernel_heatmaps "
+        "(a private module: use richlazy.validate, its public modules or validate/recipes)",
+    ]

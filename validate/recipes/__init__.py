@@ -14,6 +14,13 @@ extrapolation), ``_persistence``, ``_sigmoid``, ``_linear``, ``_deep``, ``_deep_
 ``_ensembles``.
 """
 
+# what a case's stages use from the floors below: the posterior sampler and its estimates,
+# population annealing, the per-case thread count, and the standard figures
+from ..core._annealing import anneal_posterior, frozen_estimate
+from ..core._registry import case_threads
+from ..core._sampling import estimates_from_run, linearised_series, sample_posterior
+from ..rendering._plots import kernel_heatmaps, readout_histograms
+from ..rendering._sweep_plots import plot_heatmap
 from ._code_rows import (
     code_fraction_estimate,
     code_readout_estimate,
@@ -64,6 +71,9 @@ from ._relu_rows import RELU_ROWS, RELU_SIZES, ReluToySize, relu_figures, relu_n
 from ._sigmoid import code_fraction_quantities, code_readout_quantities, fraction_outside_quantity
 
 __all__ = [
+    # sampling, annealing, threads and standard figures (from the floors below)
+    "anneal_posterior", "case_threads", "estimates_from_run", "frozen_estimate", "kernel_heatmaps",
+    "linearised_series", "plot_heatmap", "readout_histograms", "sample_posterior",
     # deep networks on the toy task
     "DEEP_TOY_RATIOS", "deep_toy_setup",
     "FEATURE_FROZEN", "LOWER_CONDITIONED", "LOWER_MIXING", "NOT_ANNEALED", "layer_code_keys",

@@ -68,8 +68,8 @@ def _lower(l, K_theory, code_fractions, K_sampled, run, labels, tag, L, where=No
 
 def deep_theory_pieces(ctx, task, run, L, *, quad_nodes=6, size_path=None):
     """The theory comparisons of the deep sigmoid cases as pieces: ``feature`` (the feature
-    layer's), ``lower`` (a list, per lower layer compared, in order) and ``notes``; the same
-    solves, in order, on the case's stream 2."""
+    layer's), ``lower`` (a list, per lower layer compared, in order) and ``notes``; the
+    solvers run in order on the case's stream 2."""
     labels, Y = np.asarray(task.labels), np.asarray(task.Y, dtype=float)
     K_below = run.samples["K_below"].double().numpy()  # (S, E, P, P)
     keys_top = layer_code_keys(run.samples[f"layer{L}"].double().numpy())

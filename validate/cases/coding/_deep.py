@@ -35,11 +35,9 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
 from ...codes import code_fractions, code_label, neuron_codes
-from ...core._compare import compare
-from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...recipes import (
     DEEP_TOY_RATIOS,
@@ -54,6 +52,7 @@ from ...recipes import (
     mixing_value,
     origin_series,
     persistence_curve,
+    sample_posterior,
 )
 from ...stats import chain_diagnostics, fraction_se, mean_se
 

@@ -30,13 +30,18 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 from richlazy.theory import solve_sigmoid_deep
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
 from ...codes import code_label
-from ...core._annealing import anneal_posterior, frozen_estimate
-from ...core._compare import compare
 from ...observables import class_means
-from ...recipes import FEATURE_FROZEN, deep_toy_setup, layer_code_keys, theory_class_codes
+from ...recipes import (
+    FEATURE_FROZEN,
+    anneal_posterior,
+    deep_toy_setup,
+    frozen_estimate,
+    layer_code_keys,
+    theory_class_codes,
+)
 
 __all__ = ["SIZES"]
 

@@ -28,10 +28,14 @@ from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 from richlazy.validate import Compared, Sizes, declare_case
 
-from ...core._sampling import estimates_from_run, sample_posterior
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
-from ...recipes import element_estimate, finite_width_rule
-from ...rendering._plots import kernel_heatmaps
+from ...recipes import (
+    element_estimate,
+    estimates_from_run,
+    finite_width_rule,
+    kernel_heatmaps,
+    sample_posterior,
+)
 
 __all__ = ["SIZES"]
 

@@ -39,13 +39,11 @@ from types import SimpleNamespace
 
 import numpy as np
 from richlazy.theory import solve_relu_outliers
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
 from ...codes import code_label, neuron_codes, top_k_active
-from ...core._compare import compare
-from ...core._sampling import sample_posterior
 from ...observables import class_means
-from ...recipes import OUTLIER_THRESHOLD, deep_toy_setup, outlier_summary
+from ...recipes import OUTLIER_THRESHOLD, deep_toy_setup, outlier_summary, sample_posterior
 from ...stats import mean_se
 
 __all__ = ["SIZES", "strong_single_class_counts", "theory_outlier_summary"]

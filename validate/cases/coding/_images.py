@@ -44,11 +44,16 @@ from richlazy.theory import (
     solve_relu_outliers,
     solve_sigmoid_general,
 )
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Equilibration, Sizes, compare, declare_case
 
-from ...core._compare import Equilibration, compare
-from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
-from ...recipes import NONLINEARITIES, conditional_mean_activation, load_fig6_data
+from ...recipes import (
+    NONLINEARITIES,
+    conditional_mean_activation,
+    estimates_from_run,
+    linearised_series,
+    load_fig6_data,
+    sample_posterior,
+)
 
 __all__ = ["LINEAR_SAMPLER", "SIZES"]
 

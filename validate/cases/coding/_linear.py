@@ -13,10 +13,16 @@ from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
 from richlazy.validate import Compared, Sizes, declare_case
 
-from ...core._sampling import estimates_from_run, linearised_series, sample_posterior
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
-from ...recipes import element_estimate, finite_width_rule
-from ...rendering._plots import kernel_heatmaps, readout_histograms
+from ...recipes import (
+    element_estimate,
+    estimates_from_run,
+    finite_width_rule,
+    kernel_heatmaps,
+    linearised_series,
+    readout_histograms,
+    sample_posterior,
+)
 from ...stats import mean_se
 
 M = 3  # classes (one-hot targets y+ = 1, y- = 0, class ratios [1/2, 1/4, 1/4])

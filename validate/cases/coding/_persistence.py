@@ -37,16 +37,15 @@ from richlazy.theory import (
     solve_sigmoid_toy,
     toy_class_targets,
 )
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Equilibration, Sizes, compare, declare_case
 
-from ...core._compare import Equilibration, compare
-from ...core._sampling import sample_posterior
 from ...recipes import (
     lagged_persistence,
     lagged_set_persistence,
     origin_series,
     persistence_curve,
     run_seeded,
+    sample_posterior,
 )
 from ...stats import chain_diagnostics, fraction_se, worst_mixing
 

@@ -29,9 +29,8 @@ from types import SimpleNamespace
 
 import numpy as np
 from richlazy.theory import input_kernel, solve_relu_block
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
-from ...core._compare import compare
 from ...recipes import (
     CLASS_COVARIANCE,
     OUTLIER_THRESHOLD,

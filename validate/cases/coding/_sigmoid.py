@@ -11,7 +11,6 @@ from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, to
 from richlazy.validate import Compared, Sizes, declare_case
 
 from ...codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
-from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...recipes import (
     code_fraction_estimate,
@@ -21,6 +20,7 @@ from ...recipes import (
     code_readout_rule,
     fraction_outside_estimate,
     fraction_rule,
+    sample_posterior,
 )
 
 __all__ = ["SAMPLERS", "SIZES"]

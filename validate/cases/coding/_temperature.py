@@ -29,11 +29,9 @@ from richlazy.theory import (
     sweep_temperature,
     toy_class_targets,
 )
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
 from ...codes import code_key, code_label, neuron_codes
-from ...core._compare import compare
-from ...core._sampling import sample_posterior
 from ...observables import class_means
 from ...recipes import (
     code_fraction_estimate,
@@ -43,6 +41,7 @@ from ...recipes import (
     code_readout_rule,
     fraction_outside_estimate,
     fraction_rule,
+    sample_posterior,
 )
 from ...stats import mean_se
 

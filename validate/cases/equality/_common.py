@@ -17,8 +17,8 @@ from richlazy.theory import (
     rich_accuracy,
     sd_training_pairs,
 )
+from richlazy.validate import compare
 
-from ...core._compare import compare
 from ...stats import mean_se
 
 __all__ = ["Z", "accuracy_band", "compared", "errorbar", "ntk_accuracies", "rule"]

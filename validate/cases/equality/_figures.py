@@ -19,10 +19,9 @@ from types import SimpleNamespace
 
 import numpy as np
 from richlazy.theory import rich_accuracy, sd_max_margin_accuracy
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import CaseContext, Compared, Sizes, declare_case
 
-from ...core._registry import CaseContext
-from ...rendering._sweep_plots import plot_heatmap
+from ...recipes import plot_heatmap
 from ...stats import mean_se
 from ...sweeps import sweep
 from ._common import accuracy_band, compared, errorbar

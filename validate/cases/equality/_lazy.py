@@ -24,8 +24,7 @@ from richlazy.simulate import (
 from richlazy.theory import rich_accuracy
 from richlazy.validate import Compared, Sizes, declare_case
 
-from ...core._registry import case_threads
-from ...recipes import train_sd
+from ...recipes import case_threads, train_sd
 from ...richness import relative_activation_change
 from ...stats import mean_se
 from ._common import errorbar, ntk_accuracies, rule

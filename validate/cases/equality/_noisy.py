@@ -17,8 +17,7 @@ from richlazy.simulate import sd_symbols, sd_test_batch, train_gamma_mlp_sd
 from richlazy.theory import bayes_accuracy, bayes_generalising_accuracy
 from richlazy.validate import Compared, Sizes, declare_case
 
-from ...core._registry import case_threads
-from ...recipes import train_sd
+from ...recipes import case_threads, train_sd
 from ...stats import mean_se
 from ._common import compared, errorbar
 

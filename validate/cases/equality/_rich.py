@@ -17,8 +17,7 @@ from richlazy.simulate import lazy_gamma
 from richlazy.theory import rich_accuracy, sd_max_margin_accuracy, simulate_markov_walkers
 from richlazy.validate import Compared, Sizes, declare_case
 
-from ...core._registry import case_threads
-from ...recipes import train_sd
+from ...recipes import case_threads, train_sd
 from ...richness import (
     alignment_by_readout_sign,
     alignment_of_top_units,

@@ -18,7 +18,7 @@ from richlazy.simulate import (
 )
 from richlazy.validate import Compared, Sizes, declare_case
 
-from ...core._registry import case_threads
+from ...recipes import case_threads
 from ...stats import mean_se
 from ._common import errorbar, rule
 

@@ -35,9 +35,8 @@ from richlazy.theory import (
     outlier_threshold,
     tilted_overlap_density,
 )
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
-from ...core._compare import compare
 from ...recipes import erf_ensemble
 from ...stats import chain_mean_se, mean_se
 

@@ -57,9 +57,7 @@ from richlazy.theory import (
     outlier_threshold,
     tilted_overlap_density,
 )
-from richlazy.validate import Compared, Sizes, declare_case
-
-from ...core._compare import compare
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
 
 @dataclass(frozen=True)

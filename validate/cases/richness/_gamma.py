@@ -9,12 +9,9 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 from richlazy.simulate import gamma_mlp_output, lazy_gamma
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case, plot_dlr_vs_knob
 
-from ...core._compare import compare
-from ...core._registry import case_threads
-from ...recipes import train_sd
-from ...rendering._richness_plots import plot_dlr_vs_knob
+from ...recipes import case_threads, train_sd
 from ...richness import RichnessSweep, dlr
 from ...stats import mean_se
 

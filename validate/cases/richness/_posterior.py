@@ -11,10 +11,9 @@ import numpy as np
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
-from ...core._compare import compare
-from ...core._sampling import sample_posterior
+from ...recipes import sample_posterior
 from ...richness import dlr
 from ...stats import batch_means, chain_diagnostics
 

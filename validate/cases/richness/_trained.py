@@ -34,10 +34,16 @@ from richlazy.simulate import (
     one_hot_targets,
     train_mlp_ensemble,
 )
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import (
+    Compared,
+    Quantity,
+    Sizes,
+    compare,
+    declare_case,
+    plot_dlr_vs_knob,
+    plot_eigen_curves,
+)
 
-from ...core._compare import Quantity, compare
-from ...rendering._richness_plots import plot_dlr_vs_knob, plot_eigen_curves
 from ...richness import RichnessSweep, dlr, eigen_curves, nc1, nc2_etf, nystrom_eigen, s_init
 from ...stats import mean_se
 
