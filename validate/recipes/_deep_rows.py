@@ -15,12 +15,12 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+from richlazy.theory import solve_sigmoid_deep, solve_sigmoid_first_layer, solve_sigmoid_general
 
 from ..codes import code_label
 from ..core._compare import compare
 from ..core._declaration import Compared
 from ..stats import mean_se
-from . import _deep_theory
 from ._deep_theory import (
     _FRAC_TOL,
     _REL_TOL,
@@ -76,7 +76,7 @@ def deep_theory_pieces(ctx, task, run, L, *, quad_nodes=6, size_path=None):
     A = run.samples["A"].double().numpy()  # (S, E, N, m)
     notes = []
     if L == 2:
-        sc = _deep_theory.solve_sigmoid_deep(labels, Y, K_start=[K_below.mean(axis=(0, 1))], rtol=1e-7,
+        sc = solve_sigmoid_deep(labels, Y, K_start=[K_below.mean(axis=(0, 1))], rtol=1e-7,
                                              seed=ctx.child_seed(2))
         notes.append(f"Self-consistent L = 2 theory (solve_sigmoid_deep, Newton from the sampled K_1): "
                      f"{sc.message}; first step's residual {sc.history[0]:.3f}.")
@@ -88,7 +88,7 @@ def deep_theory_pieces(ctx, task, run, L, *, quad_nodes=6, size_path=None):
             return SimpleNamespace(feature=feature, lower=lower, notes=notes)
     else:
         K_sampled = [run.samples[f"K{l}"].double().numpy() for l in range(1, L - 1)] + [K_below]
-        sc = _deep_theory.solve_sigmoid_deep(labels, Y, K_start=[K.mean(axis=(0, 1)) for K in K_sampled],
+        sc = solve_sigmoid_deep(labels, Y, K_start=[K.mean(axis=(0, 1)) for K in K_sampled],
                                              quad_nodes=quad_nodes, maxiter=40, size_path=size_path,
                                              seed=ctx.child_seed(2), progress=ctx.progress)
         start = "the sampled kernels" + ("" if size_path is None else
@@ -105,7 +105,7 @@ def deep_theory_pieces(ctx, task, run, L, *, quad_nodes=6, size_path=None):
                 f"layer {l}: {lay.message}" for l, lay in enumerate(layers, start=1)) + ".")
             return SimpleNamespace(feature=feature, lower=lower, notes=notes)
     notes.append(f"Falling back to the feature layer given the sampled K_{L - 1}.")
-    sol = _deep_theory.solve_sigmoid_general(K_below.mean(axis=(0, 1)), Y, seed=ctx.child_seed(2))
+    sol = solve_sigmoid_general(K_below.mean(axis=(0, 1)), Y, seed=ctx.child_seed(2))
     feature = _feature(sol, keys_top, A, labels, f"(given K_{L - 1})", f"given the sampled K_{L - 1}")
     lower = []
     notes.append(_feature_note(sol, labels, f"given the sampled K_{L - 1}"))
@@ -114,7 +114,7 @@ def deep_theory_pieces(ctx, task, run, L, *, quad_nodes=6, size_path=None):
         C2 = run.samples["C2"].double().numpy().mean(axis=(0, 1))
         K1inv = np.linalg.inv(K1)
         Kt1 = K1inv @ (C2 - K1) @ K1inv
-        first = _deep_theory.solve_sigmoid_first_layer(0.5 * (Kt1 + Kt1.T), labels)
+        first = solve_sigmoid_first_layer(0.5 * (Kt1 + Kt1.T), labels)
         notes.append(f"Layer 1 given the sampled K~_1 = K_1^-1 (<z^2 z^2T> - K_1) K_1^-1 (a conditional test "
                      f"of the exact layer-1 field integral): {first.message}.")
         if first.converged:

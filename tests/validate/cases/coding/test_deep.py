@@ -14,10 +14,10 @@ def test_deep_sigmoid_case_runs_at_a_tiny_size(tmp_path, monkeypatch, L):
                 quick=dataclasses.replace(_deep.SIZES.quick, L=L, N=12, P=12, N0=16, y_minus=0.5, T=0.01,
                                           dt=0.02, n_chains=2, n_steps=200, burn_in=40, thin=8))
     if L > 2:  # one cheap Newton step of the L-layer theory (3 field nodes per dimension)
-        from richlazy.validate.recipes import _deep_theory
+        from richlazy.validate.recipes import _deep_rows
 
-        real = _deep_theory.solve_sigmoid_deep
-        monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep",
+        real = _deep_rows.solve_sigmoid_deep
+        monkeypatch.setattr(_deep_rows, "solve_sigmoid_deep",
                             lambda *a, **k: real(*a, **dict(k, maxiter=1, quad_nodes=3)))
     out = tmp_path / "rep"
     _, case = validate_one(out, "coding/deep-sigmoid", seed=1)
@@ -74,7 +74,7 @@ def test_deep_sigmoid_case_rejects_a_single_hidden_layer(tmp_path, monkeypatch):
 @pytest.mark.parametrize("suite, size_path", [("quick", None), ("full", (8,))])
 def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatch, suite, size_path):
     from richlazy.validate.core._registry import all_cases
-    from richlazy.validate.recipes import _deep_theory
+    from richlazy.validate.recipes import _deep_rows
 
     spec = all_cases()["coding/deep-sigmoid-3"]
     assert spec.suites == ("quick", "full")
@@ -83,13 +83,13 @@ def test_deep_sigmoid_3_runs_at_three_layers_in_both_suites(tmp_path, monkeypatc
     # a tiny run through the same case code: the L-layer theory receives the case's quad_nodes
     # and size path
     seen = {}
-    real = _deep_theory.solve_sigmoid_deep
+    real = _deep_rows.solve_sigmoid_deep
 
     def spy(*a, **k):
         seen.update(k)
         return real(*a, **dict(k, maxiter=1, quad_nodes=3))
 
-    monkeypatch.setattr(_deep_theory, "solve_sigmoid_deep", spy)
+    monkeypatch.setattr(_deep_rows, "solve_sigmoid_deep", spy)
     tiny = dataclasses.replace(_deep.SIZES_3[suite], L=3, N=12, P=12, N0=16, y_minus=-0.5, T=0.01, dt=0.02,
                                n_chains=2, n_steps=200, burn_in=40, thin=8, quad_nodes=4)
     resize_case(monkeypatch, _deep.CASE_3, **{suite: tiny})
