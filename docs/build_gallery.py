@@ -2,7 +2,8 @@
 figures per paper that ``richlazy reproduce`` draws at quick size, the figure(s) and the numbers
 behind them, with the paper's published value beside richlazy's where the paper prints one.
 
-    python docs/build_gallery.py --from-report docs/report     # from a quick-suite report (CI)
+    python docs/build_gallery.py --from-report docs/report --reproduced docs/report/reproduce
+                                                                # from committed runs (CI)
     python docs/build_gallery.py                                # runs `richlazy reproduce KEY`
     python docs/build_gallery.py --keys 004:table3 --out DIR    # some keys, elsewhere
 
@@ -11,7 +12,10 @@ per key on a CPU). With ``--from-report DIR`` (the folder ``richlazy validate --
 DIR`` writes; docs/report/ is the committed one) nothing runs: the figures and quantities of the
 key's cases are taken from DIR/report.json through the same export ``richlazy reproduce`` uses
 (richlazy.validate.reproduce._run: the key's producers, their figure files and exported names,
-and the CSV of their quantities).
+and the CSV of their quantities). A key drawn by cases outside the quick suite (002:fig2b, whose
+case is in the full suite) is taken from ``--reproduced DIR``: ``DIR/<key>/run`` is the run folder
+``richlazy reproduce KEY --size quick --out DIR/<key>`` writes (``:`` written ``_``; CI reruns it,
+and docs/report/reproduce/ holds the committed one without its checkpoints).
 """
 
 from __future__ import annotations
@@ -30,10 +34,10 @@ from richlazy.validate.reproduce._catalogue import PAPER_TITLES
 
 DOCS = pathlib.Path(__file__).resolve().parent
 
-#: the gallery's figures, by paper (every paper has a section; 002 has no quick-suite figure)
+#: the gallery's figures, by paper (every paper has a section)
 KEYS = {
     "000": ("000:fig6",),
-    "002": (),
+    "002": ("002:fig2b",),
     "003": ("003:fig2", "003:fig1c"),
     "004": ("004:table2", "004:table3"),
 }
@@ -57,14 +61,14 @@ PUBLISHED = {
 PAPER_NOTES = {
     "000": "The paper plots Fig. 6 without printing its numbers; richlazy's theory column is the "
            "non-lazy theory the paper's black circles show.",
-    "002": "No figure of this paper is in the quick suite: Fig. 2b (`ldt/pstar-exponent`) runs in a "
-           "minute at quick size, but its exponent disagrees with the exact LDT's there (classified "
-           "as a theory or reconstruction error, `docs/validation_classes.json`), and the quick "
-           "suite is the README's first command, which exits 1 on a disagreement. Run it with "
-           "`richlazy validate --suite full --only ldt/pstar-exponent` (paper size) or see "
-           "`richlazy reproduce --list`. The quick suite's checks of this paper's theory, "
-           "`ldt/prior-rate` and `ldt/posterior-bound`, are on the [Validation results]"
-           "(validation.md) page.",
+    "002": "Fig. 2b comes from `ldt/pstar-exponent`, a case of the full suite: at its quick sizes "
+           "(`richlazy reproduce 002:fig2b --size quick`, under a minute on a CPU; CI reruns it) the "
+           "exponent fitted to exact Langevin chains disagrees with the exact LDT's, classified as "
+           "a theory or reconstruction error (`docs/validation_classes.json`). It stays out of the "
+           "quick suite because that suite is the README's first command, which exits 1 on a "
+           "disagreement. The paper's text lost the exponent it prints (the math of the seed was "
+           "stripped). The quick suite's checks of this paper's theory, `ldt/prior-rate` and "
+           "`ldt/posterior-bound`, are on the [Validation results](validation.md) page.",
     "003": "Fig. 2's text states that rich models attain the Bayes-optimal accuracy under the "
            "generalising prior after enough training symbols; it prints no accuracies. Fig. 1c "
            "prints none either.",
@@ -83,11 +87,31 @@ def published(key: str, quantity: str) -> str:
 # ---- getting a key's figures, CSV and case verdicts ---------------------------------------------
 
 
-def export_from_report(key: str, report_dir: pathlib.Path, out: pathlib.Path):
-    """(figures, csv, {case: verdict}) of ``key`` from an existing quick-suite report folder,
-    exported by ``richlazy reproduce``'s own export function."""
+def _report_folder(key, producers, report_dir: pathlib.Path, reproduced: pathlib.Path | None):
+    """(report folder, producers taken from it) for ``key``: the run folder of ``richlazy
+    reproduce KEY`` under ``reproduced`` when there is one (all producers), else ``report_dir``
+    with the producers of the quick suite (SystemExit when the key has none)."""
+    run = reproduced / _run.safe_key(key) / "run" if reproduced is not None else None
+    if run is not None and (run / "report.json").exists():
+        return run, producers
+    outside = _run.outside_suite(producers, "quick")
+    inside = [p for p in producers if p not in outside]
+    if not inside:
+        raise SystemExit(f"build_gallery: {key} is drawn by cases outside the quick suite only; "
+                         f"give --reproduced DIR with DIR/{_run.safe_key(key)} from `richlazy "
+                         f"reproduce {key} --size quick --out DIR/{_run.safe_key(key)}`")
+    return report_dir, inside
+
+
+def export_from_report(key: str, report_dir: pathlib.Path, out: pathlib.Path,
+                       reproduced: pathlib.Path | None = None):
+    """(figures, csv, {case: verdict}) of ``key`` from an existing quick-suite report folder (or,
+    for a key drawn by cases outside the quick suite, from ``richlazy reproduce``'s run folder
+    under ``reproduced``), exported by ``richlazy reproduce``'s own export function."""
     entry = _run.lookup(key)
-    producers, skipped = _run.runnable_producers(entry, "quick")
+    runnable, skipped = _run.runnable_producers(entry, "quick")
+    report_dir, producers = _report_folder(key, runnable, report_dir, reproduced)
+    skipped = skipped + [p for p in runnable if p not in producers]
     cases = {c.name: c for c in read_report_cases(report_dir / "report.json")}
     missing = [p.name for p in producers if p.name not in cases]
     if missing:
@@ -140,13 +164,17 @@ def _table(key: str, table: pathlib.Path) -> str:
     return "\n".join(out) + "\n"
 
 
-def build(keys_by_paper: dict, out_dir: pathlib.Path, report_dir: pathlib.Path | None) -> str:
+def build(keys_by_paper: dict, out_dir: pathlib.Path, report_dir: pathlib.Path | None,
+          reproduced: pathlib.Path | None = None) -> str:
     gallery = out_dir / "gallery"
     if gallery.exists():
         shutil.rmtree(gallery)
     gallery.mkdir(parents=True)
     source = (f"the committed quick-suite report (`{report_dir.as_posix()}`)" if report_dir
               else "`richlazy reproduce KEY --size quick`")
+    if report_dir and reproduced:
+        source += (" and, for figures of cases outside the quick suite, the committed runs of "
+                   f"`richlazy reproduce KEY --size quick` (`{reproduced.as_posix()}`)")
     md = ["# Gallery\n\n",
           "One or two main-text figures per paper as `richlazy reproduce KEY --size quick` draws "
           "them (quick-suite sizes, a few minutes each on a CPU), with the numbers behind each "
@@ -161,8 +189,8 @@ def build(keys_by_paper: dict, out_dir: pathlib.Path, report_dir: pathlib.Path |
             entry = _run.lookup(key)
             with tempfile.TemporaryDirectory() as tmp:
                 tmp = pathlib.Path(tmp) / _run.safe_key(key)
-                figures, table, verdicts = (export_from_report(key, report_dir, tmp) if report_dir
-                                            else export_by_running(key, tmp))
+                figures, table, verdicts = (export_from_report(key, report_dir, tmp, reproduced)
+                                            if report_dir else export_by_running(key, tmp))
                 names = []
                 for f in figures:
                     shutil.copyfile(f, gallery / f.name)
@@ -192,6 +220,10 @@ def main(argv=None) -> int:
     ap.add_argument("--from-report", metavar="DIR", type=pathlib.Path, default=None,
                     help="take the figures and quantities from this quick-suite report folder "
                          "(report.json + figures/) instead of running `richlazy reproduce`")
+    ap.add_argument("--reproduced", metavar="DIR", type=pathlib.Path, default=None,
+                    help="with --from-report: where the keys drawn by cases outside the quick suite "
+                         "were reproduced (DIR/<key>/run from `richlazy reproduce KEY --size quick "
+                         "--out DIR/<key>`)")
     ap.add_argument("--out", metavar="DIR", type=pathlib.Path, default=DOCS,
                     help="where gallery.md and gallery/ go (default: docs/)")
     ap.add_argument("--keys", nargs="+", metavar="KEY", default=None,
@@ -202,7 +234,7 @@ def main(argv=None) -> int:
         wanted = [_run.lookup(k).key for k in args.keys]
         keys = {p: tuple(k for k in wanted if k.startswith(p + ":")) for p in KEYS}
         keys = {p: ks for p, ks in keys.items() if ks}
-    build(keys, args.out, args.from_report)
+    build(keys, args.out, args.from_report, args.reproduced)
     print(f"build_gallery: wrote {args.out / 'gallery.md'} and {args.out / 'gallery'}/")
     return 0
 

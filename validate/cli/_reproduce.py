@@ -54,7 +54,7 @@ def _cmd_reproduce(args) -> int:
 
     try:  # every argument before anything is written
         entry = _run.lookup(args.key)
-        _, skipped = _run.runnable_producers(entry, args.size)
+        run, skipped = _run.runnable_producers(entry, args.size)
         try:
             resolve_device_name(args.device)
         except ValueError as exc:
@@ -63,6 +63,9 @@ def _cmd_reproduce(args) -> int:
         _check_out(out)
     except ValueError as exc:
         return _fail(str(exc))
+    for p in _run.outside_suite(run, args.size):
+        print(f"richlazy: {entry.key}: {p.name} is not in the {_run.SIZES[args.size]} suite; it runs "
+              f"at the {args.size} sizes its declaration gives", file=sys.stderr, flush=True)
     for p in skipped:
         print(f"richlazy: {entry.key}: skipping {p.name} (full suite only; use --size paper)",
               file=sys.stderr, flush=True)

@@ -198,11 +198,20 @@ def all_cases() -> dict[str, CaseSpec]:
     return dict(sorted(_CASES.all().items()))
 
 
-def get_cases(suite: str, only: str | None = None) -> list[CaseSpec]:
-    """Cases of ``suite`` whose name matches the glob ``only`` (all when None)."""
+def is_declared(spec: CaseSpec) -> bool:
+    """Whether ``spec`` was registered by :func:`~richlazy.validate.declare_case` (it then has a
+    configuration for every suite, whichever suites it belongs to)."""
+    return hasattr(spec.fn, "declaration")
+
+
+def get_cases(suite: str, only: str | None = None, *, outside_suite: bool = False) -> list[CaseSpec]:
+    """Cases of ``suite`` whose name matches the glob ``only`` (all when None). With
+    ``outside_suite`` also the declared cases of other suites (they run at the configuration
+    they declare for ``suite``)."""
     if suite not in SUITES:
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
-    cases = [c for c in all_cases().values() if suite in c.suites]
+    cases = [c for c in all_cases().values()
+             if suite in c.suites or (outside_suite and is_declared(c))]
     if only is not None:
         cases = [c for c in cases if fnmatch.fnmatchcase(c.name, only)]
     return cases

@@ -201,6 +201,7 @@ def run_suite(
     threads: int = 1,
     executor="sequential",
     workers: int | None = None,
+    outside_suite: bool = False,
 ) -> Report:
     """Run the cases of ``suite`` matching the glob ``only``; write the report into ``out_dir``.
 
@@ -232,15 +233,20 @@ def run_suite(
     progress bars and each computes what it needs itself (no cache shared between cases); the
     report lists them in suite order whatever order they finish in. ``on_case_start`` is called
     when a case is handed to the executor.
+
+    ``outside_suite``: ``only`` may also match declared cases that are not members of ``suite``;
+    they run at the configuration they declare for it (``richlazy reproduce KEY --size quick``
+    runs a full-suite case at its quick sizes this way). Their results say ``suite``.
     """
     from ..sweeps._executors import check_executor, open_executor
     from ..sweeps._run import check_seed
 
     if only is not None and not isinstance(only, str):
         raise TypeError(f"only must be a glob string or None, got {type(only).__name__}")
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be a bool, got {progress!r}")
-    cases = get_cases(suite, only)
+    for arg, value in (("progress", progress), ("outside_suite", outside_suite)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{arg} must be a bool, got {value!r}")
+    cases = get_cases(suite, only, outside_suite=outside_suite)
     if not cases:
         raise ValueError(f"no case of suite {suite!r} matches --only {only!r}; see `richlazy list`")
     seed = check_seed(seed)

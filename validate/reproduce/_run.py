@@ -30,6 +30,7 @@ __all__ = [
     "figure_targets",
     "format_catalogue",
     "runnable_producers",
+    "outside_suite",
     "reproduce",
     "Reproduction",
 ]
@@ -150,9 +151,11 @@ def format_catalogue(markdown: bool = False) -> str:
 
 
 def runnable_producers(entry: Entry, size: str) -> tuple[list[Producer], list[Producer]]:
-    """(producers that run at ``size``, producers skipped because their case is not in that
-    suite). ValueError for a not-implemented entry, a sweep producer, or nothing to run."""
-    from ..core._registry import all_cases
+    """(producers that run at ``size``, producers skipped at ``size``). A declared case runs at
+    either size, whichever suite it belongs to (its declaration has both configurations); only a
+    case registered as a plain function outside the size's suite is skipped. ValueError for a
+    not-implemented entry, a sweep producer, or nothing to run."""
+    from ..core._registry import all_cases, is_declared
 
     if size not in SIZES:
         raise ValueError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")
@@ -167,12 +170,22 @@ def runnable_producers(entry: Entry, size: str) -> tuple[list[Producer], list[Pr
                              f"`richlazy sweep {p.name}` (see `richlazy sweep {p.name} --describe`)")
         if p.name not in cases:  # pragma: no cover - the tests check the catalogue
             raise ValueError(f"{entry.key}: case {p.name} is not registered")
-        (run if suite in cases[p.name].suites else skipped).append(p)
+        spec = cases[p.name]
+        (run if suite in spec.suites or is_declared(spec) else skipped).append(p)
     if not run:
         names = ", ".join(p.name for p in skipped)
         raise ValueError(f"{entry.key} runs only at paper size ({names}: full suite); "
                          "use --size paper")
     return run, skipped
+
+
+def outside_suite(producers, size: str) -> list[Producer]:
+    """The ``producers`` whose case is not a member of the suite of ``size``: they run at the
+    configuration their declaration gives for it (e.g. a full-suite case at its quick sizes)."""
+    from ..core._registry import all_cases
+
+    cases = all_cases()
+    return [p for p in producers if SIZES[size] not in cases[p.name].suites]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +212,8 @@ def reproduce(key: str, *, size: str = "quick", device: str = "auto", out=None, 
               threads: int = 1, progress: bool = False, on_case_start=None,
               on_case_end=None) -> Reproduction:
     """Run the case(s) drawing ``key`` at ``size`` ("quick": the quick suite's sizes, "paper":
-    the full suite's) through :func:`run_suite` into ``out/run`` (report.json, figures,
+    the full suite's; a case outside that suite runs at the configuration it declares for it)
+    through :func:`run_suite` into ``out/run`` (report.json, figures,
     checkpoints: a rerun with the same arguments resumes), then write ``out/<key>.png`` (or
     ``<key>_<n>.png``) and ``out/<key>.csv``. ``out`` defaults to ``reproduce/<key>``
     (``:`` written ``_``). ValueError for an unknown or not-implemented key or a size its cases
@@ -214,7 +228,7 @@ def reproduce(key: str, *, size: str = "quick", device: str = "auto", out=None, 
     for p in producers:
         rep = run_suite(SIZES[size], only=p.name, device=device, out_dir=run_dir, seed=seed,
                         progress=progress, on_case_start=on_case_start, on_case_end=on_case_end,
-                        threads=threads)
+                        threads=threads, outside_suite=True)
         (res,) = rep.cases
         results[p.name] = res
     return _export(entry, size, out, run_dir, results, skipped)

@@ -42,7 +42,6 @@ def test_list_markdown_is_the_table_of_docs_reproduce(capsys):
     (["reproduce", "003:fig1"], "did you mean 003:fig1a, 003:fig1b"),
     (["reproduce", "003:fig3h"], "003:fig3h is not implemented: needs CIFAR-100"),
     (["reproduce", "000:fig7"], "000:fig7 is not implemented: needs the CIFAR-10"),
-    (["reproduce", "002:fig2c"], "002:fig2c runs only at paper size (ldt/specialists-width"),
     (["reproduce"], "give a PAPER:FIGURE key"),
     (["reproduce", "--markdown"], "--markdown needs --list"),
     (["reproduce", "000:fig6", "--list"], "--list takes no PAPER:FIGURE"),
@@ -106,11 +105,47 @@ def test_reproduce_end_to_end_writes_figure_and_table(tmp_path, tiny_noisy_bayes
 
 
 @pytest.mark.slow  # imports every case module
-def test_full_suite_cases_are_skipped_at_quick_size():
+def test_full_suite_cases_run_at_their_declared_quick_sizes():
     run, skipped = _run.runnable_producers(_run.lookup("000:fig2"), "quick")
-    assert [p.name for p in run] == ["coding/linear-toy", "coding/relu-toy"]
-    assert [p.name for p in skipped] == ["coding/sigmoid-toy"]
+    assert [p.name for p in run] == ["coding/linear-toy", "coding/sigmoid-toy", "coding/relu-toy"]
+    assert not skipped
+    assert [p.name for p in _run.outside_suite(run, "quick")] == ["coding/sigmoid-toy"]
     run, skipped = _run.runnable_producers(_run.lookup("000:fig2"), "paper")
-    assert len(run) == 3 and not skipped
+    assert len(run) == 3 and not skipped and not _run.outside_suite(run, "paper")
     with pytest.raises(ValueError, match="not implemented: a schematic"):
         _run.runnable_producers(_run.lookup("002:fig1"), "paper")
+
+
+def test_a_plain_function_case_outside_the_suite_is_skipped(scratch_registry):
+    """Only a declared case has a configuration for every suite; a case registered as a plain
+    function in the full suite only cannot run at quick size."""
+    from richlazy.validate import CaseOutcome, register_case
+    from richlazy.validate.core._registry import get_cases
+    from richlazy.validate.reproduce._catalogue import Entry, Producer
+
+    @register_case("ldt/zz-full-only", description="full only", suites=("full",))
+    def _full_only(ctx):  # pragma: no cover - never run
+        return CaseOutcome(quantities=[])
+
+    producer = Producer("case", "ldt/zz-full-only", "full", ("x.png",))
+    entry = Entry("002:zz", "002", "a test entry", "not run", (producer,))
+    with pytest.raises(ValueError, match=r"002:zz runs only at paper size \(ldt/zz-full-only: full "
+                                         r"suite\); use --size paper"):
+        _run.runnable_producers(entry, "quick")
+    assert _run.runnable_producers(entry, "paper") == ([producer], [])
+    assert not get_cases("quick", "ldt/zz-*", outside_suite=True)
+
+
+@pytest.mark.slow  # imports every case module
+def test_run_suite_runs_a_declared_case_outside_its_suite_only_when_asked(tmp_path):
+    from richlazy.validate.core._registry import get_cases
+    from richlazy.validate.core._runner import run_suite
+
+    assert not get_cases("quick", "ldt/pstar-exponent")
+    assert [c.name for c in get_cases("quick", "ldt/pstar-exponent", outside_suite=True)] == [
+        "ldt/pstar-exponent"]
+    with pytest.raises(ValueError, match="no case of suite 'quick' matches"):
+        run_suite("quick", only="ldt/pstar-exponent", out_dir=tmp_path / "r", progress=False)
+    with pytest.raises(TypeError, match="outside_suite must be a bool, got 'yes'"):
+        run_suite("quick", only="ldt/pstar-exponent", out_dir=tmp_path / "r", outside_suite="yes")
+    assert not (tmp_path / "r").exists()
