@@ -9,8 +9,17 @@ the same steps; R-hat, bulk and tail ESS agree with arviz-stats 0.8.0 to roundin
 are listed after the steps. Re-exported by :mod:`richlazy.validate.stats`; pure numpy (plus
 ``scipy.special.ndtri``, the inverse normal CDF).
 
-Input: samples shaped ``(S, E, ...)`` -- S successive draws of E chains, any trailing shape (one
-diagnostic per trailing element), as everywhere in :mod:`richlazy.validate.stats`.
+Input: samples of E chains of S successive draws each, any trailing shape (one diagnostic per
+trailing element). The keyword ``layout`` of :func:`split_rhat`, :func:`ess_bulk`,
+:func:`ess_tail` and :func:`chain_diagnostics` says which of the first two axes is which:
+``layout="draw_chain"`` takes ``(S, E, ...)`` (draw, chain), the order richlazy's samplers record
+and the one of the other standard-error rules of :mod:`richlazy.validate.stats`;
+``layout="chain_draw"`` takes ``(E, S, ...)`` (chain, draw), the order of NumPyro and ArviZ (the
+two axes are swapped, a view, and the computation is the same, so the results are bit-identical
+to the draw_chain call on the view ``np.swapaxes(samples, 0, 1)``; a contiguous copy of it may
+differ in the last bit, the split chains keeping the input's memory order). Without ``layout``
+(deprecated) the samples are taken as (draw, chain) with a DeprecationWarning; the default becomes
+``"chain_draw"`` in the next release. Below, the samples are (S, E, ...) after that swap.
 
 Steps (per trailing element):
 
@@ -69,13 +78,14 @@ of the tail-ESS minimum (NaN only when both are undefined).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from richlazy.theory.checks import as_float_array
 
-__all__ = ["RHAT_MAX", "RHAT_METHODS", "Mixing", "chain_diagnostics", "ess_bulk", "ess_tail",
-           "split_rhat", "worst_mixing"]
+__all__ = ["LAYOUTS", "RHAT_MAX", "RHAT_METHODS", "Mixing", "chain_diagnostics", "ess_bulk",
+           "ess_tail", "split_rhat", "worst_mixing"]
 
 #: A quantity counts as mixed iff its rank-normalised split-R-hat is at most this (Vehtari et
 #: al. 2021 recommend 1.01).
@@ -83,6 +93,15 @@ RHAT_MAX = 1.01
 
 #: methods of :func:`split_rhat`
 RHAT_METHODS = ("rank", "bulk", "folded", "classic")
+
+#: values of ``layout``: samples (S, E, ...) = (draw, chain, ...), richlazy's samplers' order, or
+#: (E, S, ...) = (chain, draw, ...), the order of NumPyro and ArviZ
+LAYOUTS = ("draw_chain", "chain_draw")
+
+_LAYOUT_WARNING = (
+    'samples are taken as (draw, chain, ...) because no layout was given; pass layout="draw_chain" '
+    'to keep that, or layout="chain_draw" for the (chain, draw, ...) order of NumPyro and ArviZ, '
+    "which becomes the default in the next release")
 
 
 @dataclass(frozen=True)
@@ -131,21 +150,43 @@ class Mixing:
 # input checks and building blocks
 
 
-def _check(samples, name: str = "samples") -> np.ndarray:
-    """``samples`` as a float64 array (S, E, K) with S >= 4, E >= 2, all finite."""
+def _check(samples, name: str = "samples", layout: str = "draw_chain") -> np.ndarray:
+    """``samples`` as a float64 array (S, E, ...) with S >= 4, E >= 2, all finite; for
+    ``layout="chain_draw"`` the input is (E, S, ...) and the result its first two axes swapped (a
+    view). Errors name the axes of the input's layout."""
     x = as_float_array(name, samples, finite=False)
+    chain_draw = layout == "chain_draw"
     if x.ndim < 2:
-        raise ValueError(f"{name} must have shape (S, E, ...) with S draws of E chains, got shape "
-                         f"{x.shape}")
+        shape = ("(E, S, ...) with E chains of S draws (layout='chain_draw')" if chain_draw
+                 else "(S, E, ...) with S draws of E chains")
+        raise ValueError(f"{name} must have shape {shape}, got shape {x.shape}")
+    if chain_draw:
+        x = np.swapaxes(x, 0, 1)
     S, E = x.shape[:2]
+    chain_axis, draw_axis = (0, 1) if chain_draw else (1, 0)
     if E < 2:
-        raise ValueError(f"{name} needs at least 2 chains (axis 1) for R-hat, got E = {E}")
+        raise ValueError(f"{name} needs at least 2 chains (axis {chain_axis}) for R-hat, "
+                         f"got E = {E}")
     if S < 4:
-        raise ValueError(f"{name} needs at least 4 draws per chain (axis 0) to split chains, "
-                         f"got S = {S}")
+        raise ValueError(f"{name} needs at least 4 draws per chain (axis {draw_axis}) to split "
+                         f"chains, got S = {S}")
     if x.size and not np.all(np.isfinite(x)):
         raise ValueError(f"{name} contain NaN or inf")
     return x
+
+
+def _samples(samples, layout) -> np.ndarray:
+    """The checked ``samples`` of a public diagnostic as (S, E, ...) (:func:`_check`), after
+    checking ``layout``; ``layout=None`` warns (DeprecationWarning, pointing at the caller of the
+    public function) and means ``"draw_chain"``."""
+    if layout is None:
+        warnings.warn(_LAYOUT_WARNING, DeprecationWarning, stacklevel=3)
+        layout = "draw_chain"
+    elif not isinstance(layout, str):
+        raise TypeError(f"layout must be a str, one of {LAYOUTS}, got {type(layout).__name__}")
+    elif layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return _check(samples, layout=layout)
 
 
 def _split(x: np.ndarray) -> np.ndarray:
@@ -255,9 +296,9 @@ def _shape_out(v: np.ndarray, x: np.ndarray):
 # public functions
 
 
-def split_rhat(samples, *, method: str = "rank"):
-    """Split-R-hat of ``samples`` (S, E, ...): a float for (S, E), else an array of the trailing
-    shape.
+def split_rhat(samples, *, method: str = "rank", layout: str | None = None):
+    """Split-R-hat of ``samples`` (S draws of E chains, axes by ``layout``): a float for 2-d
+    samples, else an array of the trailing shape.
 
     ``method``:
 
@@ -268,12 +309,20 @@ def split_rhat(samples, *, method: str = "rank"):
     * ``"classic"``: split-R-hat of the raw draws (Gelman et al., BDA3), not invariant under
       monotone transforms.
 
+    ``layout`` (keyword): ``"draw_chain"`` for ``samples`` (S, E, ...) = (draw, chain, ...), the
+    order richlazy's samplers record, or ``"chain_draw"`` for (E, S, ...) = (chain, draw, ...), the
+    order of NumPyro and ArviZ (the result is bit-identical to the draw_chain call on the
+    transposed view ``np.swapaxes(samples, 0, 1)``). Not given (None): deprecated, taken as
+    ``"draw_chain"`` with a DeprecationWarning; the default becomes ``"chain_draw"`` in the next
+    release. The other standard-error rules of :mod:`richlazy.validate.stats` keep (S, E) =
+    (draw, chain). ValueError naming ``layout`` for another string, TypeError for a non-string.
+
     Formulas in the module doc. Raises ValueError naming ``samples`` for fewer than 2 chains,
     fewer than 4 draws or non-finite draws, and naming ``method`` for an unknown method.
     """
     if method not in RHAT_METHODS:
         raise ValueError(f"method must be one of {RHAT_METHODS}, got {method!r}")
-    x = _check(samples)
+    x = _samples(samples, layout)
     y = _split(x)
     if method == "classic":
         r = _rhat_of(y)
@@ -286,10 +335,15 @@ def split_rhat(samples, *, method: str = "rank"):
     return _shape_out(r, x)
 
 
-def ess_bulk(samples):
-    """Bulk effective sample size of ``samples`` (S, E, ...): multi-chain ESS of the rank
-    normalised split chains (module doc). NaN for a constant quantity."""
-    x = _check(samples)
+def ess_bulk(samples, *, layout: str | None = None):
+    """Bulk effective sample size of ``samples`` (S draws of E chains, axes by ``layout``):
+    multi-chain ESS of the rank normalised split chains (module doc). NaN for a constant
+    quantity.
+
+    ``layout`` (keyword): ``"draw_chain"`` or ``"chain_draw"``, as in :func:`split_rhat` (not
+    given: deprecated, taken as (draw, chain) with a DeprecationWarning).
+    """
+    x = _samples(samples, layout)
     return _shape_out(_ess_of(_rank_normalise(_split(x))), x)
 
 
@@ -303,22 +357,30 @@ def _ess_tail_split(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.fmin(lo, hi)  # NaN (constant indicator) ignored unless both are NaN
 
 
-def ess_tail(samples):
-    """Tail effective sample size of ``samples`` (S, E, ...): the smaller multi-chain ESS of the
-    indicators ``I(x <= q_0.05)`` and ``I(x <= q_0.95)`` on the split chains, the quantiles over
-    all draws (module doc)."""
-    x = _check(samples)
+def ess_tail(samples, *, layout: str | None = None):
+    """Tail effective sample size of ``samples`` (S draws of E chains, axes by ``layout``): the
+    smaller multi-chain ESS of the indicators ``I(x <= q_0.05)`` and ``I(x <= q_0.95)`` on the
+    split chains, the quantiles over all draws (module doc).
+
+    ``layout`` (keyword): ``"draw_chain"`` or ``"chain_draw"``, as in :func:`split_rhat` (not
+    given: deprecated, taken as (draw, chain) with a DeprecationWarning).
+    """
+    x = _samples(samples, layout)
     return _shape_out(_ess_tail_split(x, _split(x)), x)
 
 
-def chain_diagnostics(samples) -> Mixing:
-    """R-hat, bulk-ESS and tail-ESS of ``samples`` (S, E, ...) as a :class:`Mixing`.
+def chain_diagnostics(samples, *, layout: str | None = None) -> Mixing:
+    """R-hat, bulk-ESS and tail-ESS of ``samples`` (S draws of E chains, axes by ``layout``) as a
+    :class:`Mixing` (``n_chains`` = E, ``n_draws`` = S in either layout).
 
     ``samples``: S >= 4 draws of E >= 2 chains (ValueError naming ``samples`` otherwise, or for
     NaN/inf; TypeError for complex or non-numeric input). See the module doc for the definitions
     and for constant quantities.
+
+    ``layout`` (keyword): ``"draw_chain"`` or ``"chain_draw"``, as in :func:`split_rhat` (not
+    given: deprecated, taken as (draw, chain) with a DeprecationWarning).
     """
-    x = _check(samples)
+    x = _samples(samples, layout)
     y = _split(x)
     z = _rank_normalise(y)
     rhat = np.maximum(_rhat_of(z), _rhat_of(_rank_normalise(_fold(y))))

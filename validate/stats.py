@@ -1,7 +1,11 @@
 """Standard errors for MCMC output that account for autocorrelation.
 
 All functions take samples shaped ``(S, E, ...)``: S successive recorded samples of E independent
-chains (any trailing shape). They are pure numpy and never print.
+chains (any trailing shape), except that the multi-chain diagnostics below take a keyword
+``layout``: ``"draw_chain"`` for (S, E, ...) or ``"chain_draw"`` for (E, S, ...), the (chain, draw)
+order of NumPyro and ArviZ (without it, deprecated: (S, E, ...) with a DeprecationWarning;
+``"chain_draw"`` becomes their default in the next release). The other rules keep (S, E, ...).
+They are pure numpy and never print.
 
 * :func:`batch_means` - pooled non-overlapping batch means: each chain is cut into ``n_batches``
   contiguous batches; the E * n_batches batch means are treated as (nearly) independent, so the

@@ -157,6 +157,7 @@ def _declared_in_scratch(**kw):
 
 E["validate.Sizes"] = ex(lambda t: dict(quick=_ExampleSize(1, 0.1), full=_ExampleSize(2, 0.2)))
 E["validate.Compared"] = ex(lambda t: _example_row())
+E["validate.ChainBudget"] = ex(lambda t: dict(T=0.01, dt=0.02, n_chains=2, n_steps=10, burn_in=2, thin=1))
 E["validate.CaseRun"] = ex(lambda t: dict(ctx=None, cfg=_ExampleSize(1, 0.1), theory=None, simulation=None))
 E["validate.CaseDeclaration"] = ex(lambda t: _example_declaration())
 E["validate.declare_case"] = ex(lambda t: _example_declaration(), call=_declared_in_scratch)
@@ -201,15 +202,16 @@ E["validate.stats.mean_se"] = ex(lambda t: dict(x=_rng(1).standard_normal((3, 5)
 # multi-chain convergence diagnostics (split-R-hat, bulk/tail ESS) and the case verdict
 for _pkg in ("validate", "validate.stats"):
     for _fn in ("chain_diagnostics", "ess_bulk", "ess_tail"):
-        E[f"{_pkg}.{_fn}"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3))), "samples")
+        E[f"{_pkg}.{_fn}"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3)),
+                                               layout="draw_chain"), "samples", layout="choice")
     E[f"{_pkg}.split_rhat"] = ex(lambda t: dict(samples=_rng(1).standard_normal((64, 3)),
-                                                method="rank"),
-        "samples method",
+                                                method="rank", layout="draw_chain"),
+        "samples method", layout="choice",
     )
     E[f"{_pkg}.worst_mixing"] = ex(
         lambda t: dict(), call=lambda: __import__("richlazy.validate", fromlist=["x"]).worst_mixing(
             *(__import__("richlazy.validate", fromlist=["x"]).chain_diagnostics(
-                _rng(s).standard_normal((32, 2))) for s in (1, 2))))
+                _rng(s).standard_normal((32, 2)), layout="draw_chain") for s in (1, 2))))
     E[f"{_pkg}.Mixing"] = ex(lambda t: dict(rhat=1.0, ess_bulk=10.0, ess_tail=10.0, n_chains=2,
                                             n_draws=8))
 E["validate.case_verdict"] = ex(

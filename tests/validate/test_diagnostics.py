@@ -62,9 +62,9 @@ def test_bulk_ess_of_ar1_chains(rho, tol):
     S, E = 8000, 32
     x = _ar1(rho, S, E, seed=int(100 * (rho + 1)))
     exact = (1 - rho) / (1 + rho)
-    got = stats.ess_bulk(x) / (S * E)
+    got = stats.ess_bulk(x, layout="draw_chain") / (S * E)
     assert abs(got / exact - 1) < tol, (rho, got, exact)
-    assert stats.chain_diagnostics(x).ess_bulk == stats.ess_bulk(x)
+    assert stats.chain_diagnostics(x, layout="draw_chain").ess_bulk == stats.ess_bulk(x, layout="draw_chain")
 
 
 @pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
@@ -74,20 +74,20 @@ def test_tail_ess_of_ar1_chains_matches_the_indicator_autocorrelation(rho):
     S, E = 8000, 32
     x = _ar1(rho, S, E, seed=7 + int(10 * rho))
     exact = _indicator_ess_fraction(rho)
-    got = stats.ess_tail(x) / (S * E)
+    got = stats.ess_tail(x, layout="draw_chain") / (S * E)
     assert np.isfinite(got)
     assert abs(got / exact - 1) < 0.10, (rho, got, exact)
     if rho > 0:  # an indicator decorrelates faster than x itself
-        assert stats.ess_tail(x) > stats.ess_bulk(x)
+        assert stats.ess_tail(x, layout="draw_chain") > stats.ess_bulk(x, layout="draw_chain")
 
 
 def test_ess_shapes_and_indexing():
     x = _ar1(0.5, 1000, 4, 3)[:, :, None] * np.array([1.0, 2.0, -1.0])
-    m = stats.chain_diagnostics(x)
+    m = stats.chain_diagnostics(x, layout="draw_chain")
     assert m.shape == (3,) and m.n_chains == 4 and m.n_draws == 1000
     m1 = m[1]
     assert isinstance(m1.rhat, float) and m1.shape == ()
-    ref = stats.chain_diagnostics(x[:, :, 1])
+    ref = stats.chain_diagnostics(x[:, :, 1], layout="draw_chain")
     assert (m1.rhat, m1.ess_bulk, m1.ess_tail) == pytest.approx((ref.rhat, ref.ess_bulk, ref.ess_tail),
                                                                  rel=1e-12)
     assert np.array_equal(m.mixed, m.rhat <= stats.RHAT_MAX)
@@ -109,26 +109,27 @@ def test_rhat_of_iid_chains_is_one_within_sampling_error(seed):
     x = np.random.default_rng(seed).standard_normal((S, E))
     f_max = chi2.ppf(1 - 1e-6, M - 1) / (M - 1)
     hi = math.sqrt(1 + (f_max - 1) / n)
-    r = stats.split_rhat(x)
+    r = stats.split_rhat(x, layout="draw_chain")
     assert math.sqrt(1 - 1 / n) - 1e-12 <= r <= hi < stats.RHAT_MAX
-    assert stats.chain_diagnostics(x).mixed
+    assert stats.chain_diagnostics(x, layout="draw_chain").mixed
 
 
 def test_rhat_flags_a_chain_with_a_shifted_mean():
     x = np.random.default_rng(1).standard_normal((1000, 4))
     x[:, 2] += 1.0  # one chain offset by one standard deviation
-    r = stats.split_rhat(x)
+    r = stats.split_rhat(x, layout="draw_chain")
     assert r > 1.05 > stats.RHAT_MAX
-    assert not stats.chain_diagnostics(x).mixed
+    assert not stats.chain_diagnostics(x, layout="draw_chain").mixed
 
 
 def test_folded_rhat_catches_different_scales_that_bulk_and_classic_miss():
     x = np.random.default_rng(2).standard_normal((1000, 4))
     x[:, 0] *= 3.0  # same mean, three times the spread
-    assert stats.split_rhat(x, method="classic") < stats.RHAT_MAX
-    assert stats.split_rhat(x, method="bulk") < stats.RHAT_MAX
-    assert stats.split_rhat(x, method="folded") > 1.05
-    assert stats.split_rhat(x) == stats.split_rhat(x, method="folded")
+    assert stats.split_rhat(x, method="classic", layout="draw_chain") < stats.RHAT_MAX
+    assert stats.split_rhat(x, method="bulk", layout="draw_chain") < stats.RHAT_MAX
+    assert stats.split_rhat(x, method="folded", layout="draw_chain") > 1.05
+    assert stats.split_rhat(x, layout="draw_chain") == stats.split_rhat(x, method="folded",
+                                                                          layout="draw_chain")
 
 
 def test_splitting_catches_a_trend_inside_every_chain():
@@ -140,48 +141,50 @@ def test_splitting_catches_a_trend_inside_every_chain():
     W = x.var(axis=0, ddof=1).mean()
     B_n = x.mean(axis=0).var(ddof=1)
     assert math.sqrt(((n - 1) / n * W + B_n) / W) < stats.RHAT_MAX
-    assert stats.split_rhat(x) > 1.05
-    assert stats.split_rhat(x, method="classic") > 1.05
+    assert stats.split_rhat(x, layout="draw_chain") > 1.05
+    assert stats.split_rhat(x, method="classic", layout="draw_chain") > 1.05
 
 
 def test_rank_diagnostics_are_invariant_under_monotone_transforms():
     x = _ar1(0.6, 1001, 3, 4)  # odd S: the middle draw is dropped
     y = np.exp(x)
-    assert stats.split_rhat(y, method="bulk") == stats.split_rhat(x, method="bulk")
-    assert stats.ess_bulk(y) == stats.ess_bulk(x)
-    assert stats.ess_tail(y) == stats.ess_tail(x)
+    assert (stats.split_rhat(y, method="bulk", layout="draw_chain")
+            == stats.split_rhat(x, method="bulk", layout="draw_chain"))
+    assert stats.ess_bulk(y, layout="draw_chain") == stats.ess_bulk(x, layout="draw_chain")
+    assert stats.ess_tail(y, layout="draw_chain") == stats.ess_tail(x, layout="draw_chain")
     # the folded part is invariant under sign flips and (exact) scalings
     for z in (-x, 4.0 * x):
-        assert stats.split_rhat(z) == stats.split_rhat(x)
+        assert stats.split_rhat(z, layout="draw_chain") == stats.split_rhat(x, layout="draw_chain")
     # the classic split-R-hat is not
-    assert stats.split_rhat(y, method="classic") != stats.split_rhat(x, method="classic")
+    assert (stats.split_rhat(y, method="classic", layout="draw_chain")
+            != stats.split_rhat(x, method="classic", layout="draw_chain"))
 
 
 def test_constant_and_stuck_chains():
-    m = stats.chain_diagnostics(np.full((10, 3), 2.5))
+    m = stats.chain_diagnostics(np.full((10, 3), 2.5), layout="draw_chain")
     assert m.rhat == 1.0 and m.mixed and math.isnan(m.ess_bulk) and math.isnan(m.ess_tail)
     stuck = np.ones((10, 3)) * np.array([0.0, 0.0, 1.0])  # each chain constant, one differs
-    m = stats.chain_diagnostics(stuck)
+    m = stats.chain_diagnostics(stuck, layout="draw_chain")
     assert m.rhat == math.inf and not m.mixed
     # a two-valued quantity whose upper tail indicator is constant: tail ESS from the other
     x = (np.random.default_rng(5).random((400, 4)) < 0.2).astype(float)
-    m = stats.chain_diagnostics(x)
+    m = stats.chain_diagnostics(x, layout="draw_chain")
     assert np.isfinite(m.ess_tail) and m.mixed
 
 
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="samples needs at least 2 chains"):
-        stats.chain_diagnostics(np.zeros((10, 1)))
+        stats.chain_diagnostics(np.zeros((10, 1)), layout="draw_chain")
     with pytest.raises(ValueError, match="samples needs at least 4 draws"):
-        stats.split_rhat(np.zeros((3, 4)))
+        stats.split_rhat(np.zeros((3, 4)), layout="draw_chain")
     with pytest.raises(ValueError, match=r"samples must have shape \(S, E, ...\)"):
-        stats.ess_bulk(np.zeros(10))
+        stats.ess_bulk(np.zeros(10), layout="draw_chain")
     with pytest.raises(ValueError, match="samples contain NaN or inf"):
-        stats.ess_tail(np.full((10, 2), np.nan))
+        stats.ess_tail(np.full((10, 2), np.nan), layout="draw_chain")
     with pytest.raises(TypeError, match="samples must be real"):
-        stats.chain_diagnostics(np.ones((10, 2), dtype=complex))
+        stats.chain_diagnostics(np.ones((10, 2), dtype=complex), layout="draw_chain")
     with pytest.raises(ValueError, match="method must be one of"):
-        stats.split_rhat(np.zeros((10, 2)), method="plain")
+        stats.split_rhat(np.zeros((10, 2)), method="plain", layout="draw_chain")
 
 
 def test_worst_mixing():
@@ -227,7 +230,7 @@ def test_estimates_from_run_diagnose_single_elements():
     est = estimates_from_run(Run())["x"]
     assert est.mean.shape == (2,)
     m = est.mixing(1)
-    ref = stats.chain_diagnostics(_ar1(0.3, 400, 4, 8))
+    ref = stats.chain_diagnostics(_ar1(0.3, 400, 4, 8), layout="draw_chain")
     assert m.rhat == pytest.approx(ref.rhat) and m.ess_bulk == pytest.approx(ref.ess_bulk)
     with pytest.raises(ValueError, match="idx"):
         est.mixing()
@@ -241,7 +244,7 @@ def test_compare_carries_mixing_and_round_trips(tmp_path):
     rng = np.random.default_rng(9)
     good = rng.standard_normal((200, 4))
     q = compare("x", 0.0, float(good.mean()), stderr=0.05, kind="z", tol=4, mixing=good)
-    m = stats.chain_diagnostics(good)
+    m = stats.chain_diagnostics(good, layout="draw_chain")
     assert (q.rhat, q.ess_bulk, q.ess_tail, q.mixed) == (m.rhat, m.ess_bulk, m.ess_tail, True)
     assert q.sampled and q.passed
     q2 = compare("y", 1.0, 1.0, stderr=0.1, kind="z", tol=3, mixing=stats.Mixing(math.inf, 2.0, 2.0, 3, 10))
@@ -274,7 +277,8 @@ def test_compare_rejects_bad_mixing():
         compare("x", 1.0, 1.0, kind="rel", tol=0.1, mixing=np.zeros((10, 1)))
     with pytest.raises(ValueError, match="mixing must describe one quantity"):
         compare("x", 1.0, 1.0, kind="rel", tol=0.1,
-                mixing=stats.chain_diagnostics(np.random.default_rng(0).standard_normal((10, 2, 3))))
+                mixing=stats.chain_diagnostics(np.random.default_rng(0).standard_normal((10, 2, 3)),
+                                               layout="draw_chain"))
     with pytest.raises(TypeError, match="mixing must be a Mixing"):
         compare("x", 1.0, 1.0, kind="rel", tol=0.1, mixing=1.01)
 
@@ -361,9 +365,98 @@ def test_runner_reports_not_mixed_as_inconclusive(tmp_path, scratch_registry, ca
 def test_empty_trailing_shape_gives_empty_diagnostics():
     """(S, E, 0): no quantity, so every diagnostic is an empty array of shape (0,), as
     ess_bulk and ess_tail already gave (the folded R-hat's median reshape used to fail)."""
-    d = stats.chain_diagnostics(np.zeros((10, 3, 0)))
+    d = stats.chain_diagnostics(np.zeros((10, 3, 0)), layout="draw_chain")
     assert d.shape == (0,)
     for v in (d.rhat, d.ess_bulk, d.ess_tail, d.mixed):
         assert np.asarray(v).shape == (0,)
-    assert np.asarray(stats.ess_bulk(np.zeros((10, 3, 0)))).shape == (0,)
-    assert np.asarray(stats.ess_tail(np.zeros((10, 3, 0)))).shape == (0,)
+    assert np.asarray(stats.ess_bulk(np.zeros((10, 3, 0)), layout="draw_chain")).shape == (0,)
+    assert np.asarray(stats.ess_tail(np.zeros((10, 3, 0)), layout="draw_chain")).shape == (0,)
+
+
+# --------------------------------------------------------------------------------------------
+# layout: samples (draw, chain, ...) or (chain, draw, ...)
+
+_FUNCS = (stats.split_rhat, stats.ess_bulk, stats.ess_tail, stats.chain_diagnostics)
+
+
+def _chain_draw(kind, E, S, trailing, seed):
+    """(E, S, *trailing) samples in NumPyro/ArviZ order: iid normal or AR(1) chains (rho 0.8)."""
+    K = int(np.prod(trailing, dtype=int))
+    if kind == "iid":
+        x = np.random.default_rng(seed).standard_normal((S, E * K))
+    else:
+        x = _ar1(0.8, S, E * K, seed)
+    return np.swapaxes(x.reshape(S, E, *trailing), 0, 1).copy()
+
+
+def _same(a, b) -> bool:
+    """Bit for bit (NaN where the other is NaN)."""
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True) and type(a) is type(b)
+
+
+@pytest.mark.parametrize("trailing", [(), (2, 3)])
+@pytest.mark.parametrize("kind", ["iid", "ar1"])
+def test_chain_draw_layout_is_the_draw_chain_result_of_the_transpose(kind, trailing):
+    """Bit for bit on the transposed view ``np.swapaxes(x, 0, 1)`` (the same array the chain_draw
+    call works on). A C-contiguous copy of it agrees to rounding only: the split chains keep the
+    input's memory order, and the FFT and means then round differently in the last bit."""
+    E, S = 3, 201  # unequal, odd S: a mix-up of the axes shows
+    x = _chain_draw(kind, E, S, trailing, seed=31 + len(trailing))
+    assert x.shape == (E, S, *trailing)
+    xt = np.swapaxes(x, 0, 1)
+    for method in ("rank", "bulk", "folded", "classic"):
+        assert _same(stats.split_rhat(x, method=method, layout="chain_draw"),
+                     stats.split_rhat(xt, method=method, layout="draw_chain"))
+    for f in (stats.ess_bulk, stats.ess_tail):
+        assert _same(f(x, layout="chain_draw"), f(xt, layout="draw_chain"))
+        assert np.allclose(f(x, layout="chain_draw"),
+                           f(np.ascontiguousarray(xt), layout="draw_chain"), rtol=1e-12, atol=0)
+    m = stats.chain_diagnostics(x, layout="chain_draw")
+    ref = stats.chain_diagnostics(xt, layout="draw_chain")
+    for field in ("rhat", "ess_bulk", "ess_tail"):
+        assert _same(getattr(m, field), getattr(ref, field)), field
+    assert (m.n_chains, m.n_draws) == (ref.n_chains, ref.n_draws) == (E, S)
+    assert m.shape == trailing
+    assert np.all(np.isfinite(m.ess_tail))
+
+
+def test_layout_not_given_warns_and_takes_draw_chain():
+    x = _ar1(0.5, 100, 3, 12)  # (S, E) = (draw, chain)
+    for f in _FUNCS:
+        with pytest.warns(DeprecationWarning, match="no layout was given") as rec:
+            got = f(x)
+        deps = [w for w in rec if issubclass(w.category, DeprecationWarning)]
+        assert len(deps) == 1, f.__name__  # chain_diagnostics warns once
+        msg = str(deps[0].message)
+        assert '"draw_chain"' in msg and '"chain_draw"' in msg
+        assert "(draw, chain, ...)" in msg and "next release" in msg
+        assert deps[0].filename == __file__  # points at the caller
+        assert got == f(x, layout="draw_chain")
+    assert stats.chain_diagnostics(x, layout="draw_chain").n_chains == 3
+
+
+@pytest.mark.parametrize("f", _FUNCS, ids=lambda f: f.__name__)
+def test_bad_layout_names_the_argument(f):
+    x = np.random.default_rng(13).standard_normal((20, 3))
+    with pytest.raises(ValueError, match=r"layout must be one of \('draw_chain', 'chain_draw'\), "
+                                         r"got 'chain,draw'"):
+        f(x, layout="chain,draw")
+    with pytest.raises(TypeError, match="layout must be a str.*got int"):
+        f(x, layout=3)
+    with pytest.raises(TypeError):
+        f(x, "draw_chain")  # keyword only
+
+
+def test_chain_draw_errors_count_chains_and_draws_on_their_axes():
+    # (E, S) = (3, 10) is fine as chain_draw, too few draws as draw_chain
+    assert stats.chain_diagnostics(np.random.default_rng(14).standard_normal((3, 10)),
+                                   layout="chain_draw").n_draws == 10
+    with pytest.raises(ValueError, match=r"samples needs at least 4 draws per chain \(axis 0\)"):
+        stats.split_rhat(np.zeros((3, 10)), layout="draw_chain")
+    with pytest.raises(ValueError, match=r"samples needs at least 2 chains \(axis 0\) .* E = 1"):
+        stats.chain_diagnostics(np.zeros((1, 10)), layout="chain_draw")
+    with pytest.raises(ValueError, match=r"samples needs at least 4 draws per chain \(axis 1\) "
+                                         r".* S = 1"):
+        stats.ess_bulk(np.zeros((10, 1)), layout="chain_draw")
+    with pytest.raises(ValueError, match=r"samples must have shape \(E, S, ...\) with E chains"):
+        stats.ess_tail(np.zeros(10), layout="chain_draw")

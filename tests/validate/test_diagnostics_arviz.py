@@ -1,13 +1,15 @@
 """Cross-check of richlazy's convergence diagnostics (:func:`richlazy.validate.chain_diagnostics`,
 validate/_diagnostics.py) against arviz-stats' array interface (``arviz_stats.base.array_stats``).
 
-Axis conventions: richlazy takes series (S draws, E chains); ArviZ's default is (chain, draw), so
-every arviz call here passes ``chain_axis=1, draw_axis=0`` on the richlazy-shaped array.
+Axis conventions: richlazy's samplers record series (S draws, E chains), richlazy's
+``layout="draw_chain"``; ArviZ's default is (chain, draw), so the arviz calls on those arrays pass
+``chain_axis=1, draw_axis=0``. ``test_chain_draw_layout_matches_arviz`` calls richlazy with
+``layout="chain_draw"`` on the (E, S) array that arviz takes with its default axes (no transpose).
 
 Like with like:
 
 * richlazy's ``rhat`` is max(bulk, folded) rank-normalised split-R-hat; arviz's ``method="rank"``
-  is the same max (``_rhat_rank``); richlazy's ``split_rhat(method="bulk")`` is arviz's
+  is the same max (``_rhat_rank``); richlazy's ``split_rhat(method="bulk", layout="draw_chain")`` is arviz's
   ``"z_scale"`` and ``"folded"`` is ``"folded"``.
 * ``ess_bulk`` is arviz's ``method="bulk"``; ``ess_tail`` is arviz's ``method="tail"`` with
   ``prob=(0.05, 0.95)`` (the array interface has no default prob; the tuple form avoids
@@ -47,7 +49,7 @@ indicator out of the tail minimum) is not exercised by these cases.
 
 import numpy as np
 import pytest
-from richlazy.validate import chain_diagnostics
+from richlazy.validate import chain_diagnostics, ess_bulk, ess_tail
 from richlazy.validate._diagnostics import _rank_normalise, _split, split_rhat
 
 pytest.importorskip("arviz_stats")  # the reference is in the dev extra only
@@ -90,9 +92,12 @@ def _rel(a, b) -> float:
 @pytest.mark.parametrize(("kind", "S", "E", "seed"), CASES)
 def test_rhat_matches_arviz(kind, S, E, seed):
     x = _series(kind, S, E, seed)
-    assert _rel(chain_diagnostics(x).rhat, array_stats.rhat(x, method="rank", **AX)) <= RTOL
-    assert _rel(split_rhat(x, method="bulk"), array_stats.rhat(x, method="z_scale", **AX)) <= RTOL
-    assert _rel(split_rhat(x, method="folded"), array_stats.rhat(x, method="folded", **AX)) <= RTOL
+    assert _rel(chain_diagnostics(x, layout="draw_chain").rhat,
+                array_stats.rhat(x, method="rank", **AX)) <= RTOL
+    assert _rel(split_rhat(x, method="bulk", layout="draw_chain"),
+                array_stats.rhat(x, method="z_scale", **AX)) <= RTOL
+    assert _rel(split_rhat(x, method="folded", layout="draw_chain"),
+                array_stats.rhat(x, method="folded", **AX)) <= RTOL
 
 
 def test_rhat_trailing_axes_match_arviz():
@@ -100,7 +105,7 @@ def test_rhat_trailing_axes_match_arviz():
     x = np.stack([_series(kind, 301, 3, 1000 + i) for i, kind in enumerate(KINDS)], axis=-1)
     want = array_stats.rhat(x, method="rank", **AX)
     assert want.shape == (len(KINDS),)
-    assert _rel(chain_diagnostics(x).rhat, want) <= RTOL
+    assert _rel(chain_diagnostics(x, layout="draw_chain").rhat, want) <= RTOL
 
 
 @pytest.mark.parametrize(("kind", "S", "E", "seed"), CASES)
@@ -125,18 +130,49 @@ def test_ess_inputs_match_arviz(kind, S, E, seed):
 @pytest.mark.parametrize(("kind", "S", "E", "seed"), CASES)
 def test_ess_bulk_matches_arviz(kind, S, E, seed):
     x = _series(kind, S, E, seed)
-    assert _rel(chain_diagnostics(x).ess_bulk, array_stats.ess(x, method="bulk", **AX)) <= RTOL
+    assert _rel(chain_diagnostics(x, layout="draw_chain").ess_bulk,
+                array_stats.ess(x, method="bulk", **AX)) <= RTOL
 
 
 @pytest.mark.parametrize(("kind", "S", "E", "seed"), CASES)
 def test_ess_tail_matches_arviz(kind, S, E, seed):
     x = _series(kind, S, E, seed)
     want = array_stats.ess(x, method="tail", prob=(0.05, 0.95), **AX)
-    assert _rel(chain_diagnostics(x).ess_tail, want) <= RTOL
+    assert _rel(chain_diagnostics(x, layout="draw_chain").ess_tail, want) <= RTOL
 
 
 def test_ess_trailing_axes_match_arviz():
     x = np.stack([_series(kind, 301, 3, 1000 + i) for i, kind in enumerate(KINDS)], axis=-1)
-    m = chain_diagnostics(x)
+    m = chain_diagnostics(x, layout="draw_chain")
     assert _rel(m.ess_bulk, array_stats.ess(x, method="bulk", **AX)) <= RTOL
     assert _rel(m.ess_tail, array_stats.ess(x, method="tail", prob=(0.05, 0.95), **AX)) <= RTOL
+
+
+@pytest.mark.parametrize(("kind", "S", "E", "seed"), CASES)
+def test_chain_draw_layout_matches_arviz(kind, S, E, seed):
+    """richlazy with ``layout="chain_draw"`` on the (chain, draw) array exactly as arviz takes it
+    with its default axes (``chain_axis=-2, draw_axis=-1``)."""
+    x = np.ascontiguousarray(_series(kind, S, E, seed).T)  # (E, S): the NumPyro/ArviZ order
+    m = chain_diagnostics(x, layout="chain_draw")
+    assert (m.n_chains, m.n_draws) == (E, S)
+    assert _rel(m.rhat, array_stats.rhat(x, method="rank")) <= RTOL
+    assert _rel(split_rhat(x, method="bulk", layout="chain_draw"),
+                array_stats.rhat(x, method="z_scale")) <= RTOL
+    assert _rel(split_rhat(x, method="folded", layout="chain_draw"),
+                array_stats.rhat(x, method="folded")) <= RTOL
+    want_bulk = array_stats.ess(x, method="bulk")
+    want_tail = array_stats.ess(x, method="tail", prob=(0.05, 0.95))
+    assert _rel(m.ess_bulk, want_bulk) <= RTOL and _rel(m.ess_tail, want_tail) <= RTOL
+    assert _rel(ess_bulk(x, layout="chain_draw"), want_bulk) <= RTOL
+    assert _rel(ess_tail(x, layout="chain_draw"), want_tail) <= RTOL
+
+
+def test_chain_draw_layout_trailing_axes_match_arviz():
+    # (E, S, K): chains and draws first, as richlazy's chain_draw takes them (arviz told where)
+    x = np.stack([_series(kind, 301, 3, 1000 + i).T for i, kind in enumerate(KINDS)], axis=-1)
+    ax = {"chain_axis": 0, "draw_axis": 1}
+    m = chain_diagnostics(x, layout="chain_draw")
+    assert m.shape == (len(KINDS),) and (m.n_chains, m.n_draws) == (3, 301)
+    assert _rel(m.rhat, array_stats.rhat(x, method="rank", **ax)) <= RTOL
+    assert _rel(m.ess_bulk, array_stats.ess(x, method="bulk", **ax)) <= RTOL
+    assert _rel(m.ess_tail, array_stats.ess(x, method="tail", prob=(0.05, 0.95), **ax)) <= RTOL

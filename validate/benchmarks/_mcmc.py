@@ -113,7 +113,7 @@ def _sized_run(step, state, g, post, labels, min_time, n_time):
 
 def _summ(x, secs):
     m, se = batch_means(x)
-    ess = float(ess_bulk(x))
+    ess = float(ess_bulk(x, layout="draw_chain"))
     return dict(mean=float(m), se=float(se), ess=ess, seconds=secs, ess_per_s=ess / secs)
 
 

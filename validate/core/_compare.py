@@ -429,7 +429,7 @@ def _mixing(mixing, name: str) -> Mixing | None:
         raise ValueError(f"mixing must be a per-chain series of shape (S, E) (S draws of E chains), "
                          f"got shape {arr.shape} for quantity {name!r}")
     try:
-        return chain_diagnostics(arr)
+        return chain_diagnostics(arr, layout="draw_chain")
     except (ValueError, TypeError) as exc:
         raise type(exc)(f"mixing of quantity {name!r}: {exc}") from None
 

@@ -3,7 +3,9 @@
 A declared case states, on one screen,
 
 * its **sizes**: :class:`Sizes`, a ``quick`` and a ``full`` instance of one frozen dataclass whose
-  annotated fields are the case's typed parameters (checked when the case is declared);
+  annotated fields are the case's typed parameters (checked when the case is declared); a case
+  that samples with :func:`~richlazy.validate.recipes.sample_posterior` extends
+  :class:`ChainBudget`, the sampler's temperature, step and run lengths;
 * its **theory**: ``theory(ctx, cfg) -> object``, the solver calls;
 * its **simulation**: ``simulation(ctx, cfg, theory) -> object``, the sampler or trainer run
   (usually a recipe of :mod:`richlazy.validate.recipes`);
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from ._compare import Quantity
 from ._registry import SUITES, CaseContext, CaseOutcome, register_case
 
-__all__ = ["Sizes", "Compared", "CaseRun", "CaseDeclaration", "declare_case"]
+__all__ = ["Sizes", "ChainBudget", "Compared", "CaseRun", "CaseDeclaration", "declare_case"]
 
 
 def _field_ok(value, hint) -> bool:
@@ -99,6 +101,27 @@ class Sizes:
         """The configuration of ``size`` as a plain dict (field order), for the report."""
         cfg = self[size]
         return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+
+
+@dataclass(frozen=True)
+class ChainBudget:
+    """The Langevin (or Gibbs) run of a case that samples the network posterior, the base of its
+    size dataclass: rescaled temperature ``T`` (seed 000's T -> T/N), step size ``dt`` (unused by
+    the exact Gibbs sweep), ``n_chains`` independent chains of ``n_steps`` steps each, the first
+    ``burn_in`` discarded and every ``thin``-th kept. A subclass adds the case's own fields after
+    these (dataclass inheritance), so they come first in the report's parameters."""
+
+    T: float
+    dt: float
+    n_chains: int
+    n_steps: int
+    burn_in: int
+    thin: int
+
+    def chain_options(self) -> dict:
+        """``T, dt, n_chains, n_steps, burn_in, thin`` as keyword arguments of
+        :func:`~richlazy.validate.recipes.sample_posterior`."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(ChainBudget)}
 
 
 @dataclass(frozen=True)

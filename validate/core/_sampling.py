@@ -269,7 +269,7 @@ class RunEstimate(Estimate):
     def mixing(self, *idx) -> Mixing:
         """R-hat and bulk/tail ESS (:func:`richlazy.validate.stats.chain_diagnostics`) of the
         series of element ``idx``."""
-        return chain_diagnostics(self.series(*idx))
+        return chain_diagnostics(self.series(*idx), layout="draw_chain")
 
 
 def estimates_from_run(run, *, n_batches: int = 8) -> dict:

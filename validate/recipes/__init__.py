@@ -10,7 +10,7 @@ them from here, never from another case module; the standard-error rules live in
 
 Grouped by object in small private modules: ``_images``, ``_relu`` (seeding, sampling and
 reading outliers), ``_relu_comparison``, ``_relu_block`` (correlated classes, width
-extrapolation), ``_persistence``, ``_sigmoid``, ``_linear``, ``_deep``, ``_deep_theory``,
+extrapolation), ``_persistence``, ``_code_rows``, ``_linear``, ``_deep``, ``_deep_theory``,
 ``_ensembles``.
 """
 
@@ -30,7 +30,7 @@ from ._code_rows import (
     fraction_outside_estimate,
     fraction_rule,
 )
-from ._deep import DEEP_TOY_RATIOS, deep_toy_setup
+from ._deep import DEEP_TOY_RATIOS, DeepToySize, deep_toy_setup
 from ._deep_rows import deep_theory_pieces, deep_theory_rows
 from ._deep_theory import (
     FEATURE_FROZEN,
@@ -49,13 +49,15 @@ from ._images import (
     load_fig6_data,
     random_class_triple,
 )
-from ._linear import compare_linear, compare_U, element_estimate, finite_width_rule
+from ._linear import READOUT_COVARIANCE_ROW, compare_linear, element_estimate, finite_width_rule
 from ._persistence import (
+    PERSISTENCE_TOL_NOTE,
     lagged_persistence,
     lagged_set_persistence,
     mixing_value,
     origin_series,
     persistence_curve,
+    persistence_rule,
 )
 from ._relu import (
     OUTLIER_THRESHOLD,
@@ -68,14 +70,13 @@ from ._relu import (
 )
 from ._relu_block import CLASS_COVARIANCE, Y_MINUS, Y_PLUS, BlockView, correlated_problem, fit_inverse_width
 from ._relu_rows import RELU_ROWS, RELU_SIZES, ReluToySize, relu_figures, relu_notes, relu_seeded_simulation
-from ._sigmoid import code_fraction_quantities, code_readout_quantities, fraction_outside_quantity
 
 __all__ = [
     # sampling, annealing, threads and standard figures (from the floors below)
     "anneal_posterior", "case_threads", "estimates_from_run", "frozen_estimate", "kernel_heatmaps",
     "linearised_series", "plot_heatmap", "readout_histograms", "sample_posterior",
     # deep networks on the toy task
-    "DEEP_TOY_RATIOS", "deep_toy_setup",
+    "DEEP_TOY_RATIOS", "DeepToySize", "deep_toy_setup",
     "FEATURE_FROZEN", "LOWER_CONDITIONED", "LOWER_MIXING", "NOT_ANNEALED", "layer_code_keys",
     "theory_class_codes",
     # seed 002 erf ensembles
@@ -86,15 +87,14 @@ __all__ = [
     "NONLINEARITIES", "center_and_normalise", "conditional_mean_activation", "load_fig6_data",
     "random_class_triple",
     # linear networks
-    "compare_U", "compare_linear", "element_estimate", "finite_width_rule",
+    "READOUT_COVARIANCE_ROW", "compare_linear", "element_estimate", "finite_width_rule",
     # code persistence
-    "lagged_persistence", "lagged_set_persistence", "mixing_value", "origin_series", "persistence_curve",
+    "PERSISTENCE_TOL_NOTE", "lagged_persistence", "lagged_set_persistence", "mixing_value",
+    "origin_series", "persistence_curve", "persistence_rule",
     # ReLU outliers and bulk
     "OUTLIER_THRESHOLD", "RELU_TOY_SIZES", "outlier_summary", "relu_class_observer", "run_seeded",
     "seed_single_class_outliers", "seeded_relu_samples",
     "CLASS_COVARIANCE", "Y_MINUS", "Y_PLUS", "BlockView", "correlated_problem", "fit_inverse_width",
-    # sigmoid code populations
-    "code_fraction_quantities", "code_readout_quantities", "fraction_outside_quantity",
     # sigmoid code populations as compared rows of declared cases
     "code_fraction_estimate", "code_readout_estimate", "code_readout_indices", "code_readout_name",
     "code_readout_rule", "fraction_outside_estimate", "fraction_rule",

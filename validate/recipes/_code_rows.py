@@ -1,8 +1,8 @@
 """Code populations and code readouts of sigmoid networks as the compared rows of declared cases
 (:class:`richlazy.validate.Compared`): one estimate per code fraction, per fraction outside a set of
-codes, and per readout component or mean activation of a code, with the tolerance rules of
-:mod:`._sigmoid` (whose list-returning functions they state element by element). Used by
-``coding/sigmoid-temperature`` and ``coding/sigmoid-toy``.
+codes, and per readout component or mean activation of a code, with their tolerance rules
+(seed 000's redundant code, notes §4.3). Used by ``coding/sigmoid-temperature`` and
+``coding/sigmoid-toy``.
 """
 
 from __future__ import annotations

@@ -5,13 +5,29 @@ class ratios [1/2, 1/4, 1/4] and a non-lazy network of any depth. Used by ``codi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 
-__all__ = ["DEEP_TOY_RATIOS", "deep_toy_setup"]
+from ..core._declaration import ChainBudget
+
+__all__ = ["DEEP_TOY_RATIOS", "DeepToySize", "deep_toy_setup"]
 
 #: class ratios of the deep cases' toy task
 DEEP_TOY_RATIOS = (0.5, 0.25, 0.25)
+
+
+@dataclass(frozen=True)
+class DeepToySize(ChainBudget):
+    """The sizes of a deep network sampled on the toy task (``coding/deep-sigmoid``,
+    ``coding/deep-relu``): the chain budget, then the network and task."""
+
+    L: int  # hidden layers (>= 2)
+    N: int  # width
+    P: int  # training inputs
+    N0: int  # input dimension
+    y_minus: float  # target of the other classes (y+ = 1)
 
 
 def deep_toy_setup(ctx, cfg, activation):

@@ -1,6 +1,7 @@
 """The comparison rule of the linear-network cases (``coding/linear-toy``, ``coding/deep-linear``):
 a sampled estimate against the linear network's theory with the a-priori tolerance 3/N + 4 SE
-(relative) or 4 SE + 3/N x a natural scale (absolute), and the readout-covariance block U.
+(relative) or 4 SE + 3/N x a natural scale (absolute), and the compared row of the
+readout covariance U.
 """
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core._compare import compare
+from ..core._declaration import Compared
 
-__all__ = ["compare_U", "compare_linear", "element_estimate", "finite_width_rule"]
+__all__ = ["READOUT_COVARIANCE_ROW", "compare_linear", "element_estimate", "finite_width_rule"]
 
 
 def _tol_note(N):
@@ -57,14 +59,25 @@ def element_estimate(est):
     return e
 
 
-def compare_U(U, e, N):
-    """The readout covariance U (m x m) against its estimate ``e("UA", r, s)``: relative
-    tolerance where the theory is non-zero, absolute (scale sqrt(U_rr U_ss)) where it is zero."""
-    m = U.shape[0]
-    qs = [compare_linear(f"U[{r},{r}] (readout variance)", U[r, r], e("UA", r, r), N) for r in range(m)]
-    for r in range(m):
-        for s in range(r + 1, m):
-            scale = float(np.sqrt(U[r, r] * U[s, s]))
-            qs.append(compare_linear(f"U[{r},{s}]", U[r, s], e("UA", r, s), N,
-                           scale=scale if abs(U[r, s]) < 1e-9 * scale else None))
-    return qs
+def _u_indices(run):
+    m = run.theory.sol.U.shape[0]
+    return [(r, r) for r in range(m)] + [(r, s) for r in range(m) for s in range(r + 1, m)]
+
+
+def _u_scale(run, r, s):
+    """Off the diagonal, the natural scale sqrt(U_rr U_ss) where the theory's U_rs is zero (an
+    absolute tolerance there), else a relative tolerance."""
+    U = run.theory.sol.U
+    if r == s:
+        return {}
+    scale = float(np.sqrt(U[r, r] * U[s, s]))
+    return dict(scale=scale if abs(U[r, s]) < 1e-9 * scale else None)
+
+
+#: the readout covariance U (m x m) of a linear network's theory (``run.theory.sol.U``) against
+#: its estimate ``run.simulation.e("UA", r, s)``: the diagonal, then the upper triangle
+READOUT_COVARIANCE_ROW = Compared(
+    lambda run, r, s: f"U[{r},{s}]" + (" (readout variance)" if r == s else ""),
+    theory=lambda run, r, s: run.theory.sol.U[r, s],
+    estimate=lambda run, r, s: run.simulation.e("UA", r, s), rule=finite_width_rule,
+    over=_u_indices, options=_u_scale)

@@ -10,8 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["lagged_persistence", "lagged_set_persistence", "mixing_value", "origin_series",
-           "persistence_curve"]
+from ..core._compare import compare
+
+__all__ = ["PERSISTENCE_TOL_NOTE", "lagged_persistence", "lagged_set_persistence", "mixing_value",
+           "origin_series", "persistence_curve", "persistence_rule"]
+
+#: the tolerance rule of :func:`persistence_rule`, for the compared quantity's note
+PERSISTENCE_TOL_NOTE = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial "
+                        "over the E*N neurons, chain-to-chain spread / sqrt(E))")
+
+
+def persistence_rule(run, name, theory, est, *, note, erg):
+    """A persistence (a fraction of neurons, or its excess over the mixing value) as the rule of a
+    declared case's compared row: ``est`` = (value, SE, mixing), absolute tolerance 4 SE + 3/N
+    with N = ``run.cfg.N``; ``erg`` the ergodicity class (keywords of :func:`compare`)."""
+    value, se, mixing = est
+    return compare(name, theory, value, stderr=se, kind="abs", tol=4 * se + 3.0 / run.cfg.N,
+                   mixing=mixing, note=note, **erg)
 
 
 def lagged_persistence(keys, lag: int) -> np.ndarray:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
-from richlazy.validate import Compared, Sizes, compare, declare_case
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...codes import code_fractions, code_label, neuron_codes
 from ...observables import class_means
@@ -44,6 +44,8 @@ from ...recipes import (
     FEATURE_FROZEN,
     LOWER_MIXING,
     NOT_ANNEALED,
+    PERSISTENCE_TOL_NOTE,
+    DeepToySize,
     deep_theory_pieces,
     deep_theory_rows,
     deep_toy_setup,
@@ -52,6 +54,7 @@ from ...recipes import (
     mixing_value,
     origin_series,
     persistence_curve,
+    persistence_rule,
     sample_posterior,
 )
 from ...stats import chain_diagnostics, fraction_se, mean_se
@@ -60,22 +63,7 @@ __all__ = ["SIZES", "SIZES_3", "SIZE_PATH_3"]
 
 
 @dataclass(frozen=True)
-class DeepSigmoidSize:
-    L: int  # hidden layers (>= 2)
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
-    y_minus: float
-    T: float
-    dt: float
-    n_chains: int
-    n_steps: int
-    burn_in: int
-    thin: int
-
-
-@dataclass(frozen=True)
-class DeepSigmoid3Size(DeepSigmoidSize):
+class DeepSigmoid3Size(DeepToySize):
     quad_nodes: int  # field nodes per dimension of the middle layers' theory
 
 
@@ -100,10 +88,10 @@ class DeepSigmoid3Size(DeepSigmoidSize):
 # same run took 735 s (sampling 112 s; another one-thread job on the second core), with the same
 # theory to the 4 digits in docs/coding_sigmoid.md.
 SIZES = Sizes(
-    quick=DeepSigmoidSize(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, dt=0.02, n_chains=4, n_steps=10_000,
-                          burn_in=2_000, thin=40),
-    full=DeepSigmoidSize(L=3, N=200, P=200, N0=220, y_minus=-0.5, T=0.002, dt=0.01, n_chains=4,
-                         n_steps=40_000, burn_in=10_000, thin=200),
+    quick=DeepToySize(L=2, N=50, P=50, N0=70, y_minus=0.5, T=0.002, dt=0.02, n_chains=4, n_steps=10_000,
+                      burn_in=2_000, thin=40),
+    full=DeepToySize(L=3, N=200, P=200, N0=220, y_minus=-0.5, T=0.002, dt=0.01, n_chains=4,
+                     n_steps=40_000, burn_in=10_000, thin=200),
 )
 SIZES_3 = Sizes(
     quick=DeepSigmoid3Size(L=3, N=50, P=20, N0=40, y_minus=-0.5, T=0.002, dt=0.02, n_chains=4, n_steps=12_000,
@@ -118,34 +106,25 @@ SIZE_PATH_3 = {"full": (20, 30)}
 _MIN_CODE_FRACTION = 0.02
 #: the most lower layers the theory side compares (L - 1 at the deepest size)
 _MAX_LOWER = max(s.L for s in (SIZES.quick, SIZES.full, SIZES_3.quick, SIZES_3.full)) - 1
-_TOL_NOTE = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
-             "E*N neurons, chain-to-chain spread / sqrt(E))")
-
-
-def _persistence(run, name, theory, est, *, note, erg):
-    """A persistence (or its excess over the mixing value): absolute tolerance 3/N + 4 SE."""
-    value, se, mixing = est
-    return compare(name, theory, value, stderr=se, kind="abs", tol=4 * se + 3.0 / run.cfg.N, mixing=mixing,
-                   note=note, **erg)
 
 
 _ROWS = (
     Compared(lambda run: f"feature layer {run.cfg.L}: code persistence at lag {run.simulation.lag_steps} "
                          "steps",
-             theory=lambda run: 1.0, estimate=lambda run: run.simulation.top, rule=_persistence,
+             theory=lambda run: 1.0, estimate=lambda run: run.simulation.top, rule=persistence_rule,
              options=lambda run: dict(
                  erg=dict(ergodicity="frozen", reason=FEATURE_FROZEN, equilibration=NOT_ANNEALED),
                  note=(f"theory: frozen feature-layer codes (MT, Fig. 5; barriers O(P), notes §4.3); mixing "
-                       f"value would be {run.simulation.top_mix:.3f}; " + _TOL_NOTE))),
+                       f"value would be {run.simulation.top_mix:.3f}; " + PERSISTENCE_TOL_NOTE))),
     Compared(lambda run: (f"layer 1: code persistence at lag {run.simulation.lag_steps} steps minus the "
                           "chain's mixing value"),
-             theory=lambda run: 0.0, estimate=lambda run: run.simulation.low, rule=_persistence,
+             theory=lambda run: 0.0, estimate=lambda run: run.simulation.low, rule=persistence_rule,
              options=lambda run: dict(
                  erg=dict(ergodicity="mixing", reason=LOWER_MIXING),
                  note=("theory: lower-layer neurons switch codes (MT, Fig. 5), so a chain's persistence "
                        "falls to its mixing value sum_gamma p_gamma^2, p = that chain's layer-1 code "
                        "distribution over the second half of the run (per chain, because each chain "
-                       "keeps its own frozen feature-layer codes); " + _TOL_NOTE))),
+                       "keeps its own frozen feature-layer codes); " + PERSISTENCE_TOL_NOTE))),
     # the theory (notes §2.3, §4.5): self-consistent, or the feature layer given the kernel below
     *deep_theory_rows(_MAX_LOWER),
 )
@@ -216,9 +195,8 @@ def _run(ctx, cfg, th):
         return out
 
     _, run = sample_posterior(
-        th.spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=1.0 / cfg.P, dt=cfg.dt,
-        n_chains=cfg.n_chains, n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin,
-        observe=observe, seed=ctx.child_seed(1), device=ctx.device,
+        th.spec, th.task.X, th.task.Y, sigma_a2=1.0 / cfg.P, **cfg.chain_options(), observe=observe,
+        seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "deep.pt", progress=ctx.progress,
         desc=f"coding/deep-sigmoid (L = {L})", sampler="gibbs-hmc")
     return run
@@ -241,8 +219,8 @@ def _simulation(ctx, cfg, th, size_path):
         mix_e = np.array([mixing_value(keys[lag:, e]) for e in range(keys.shape[1])])
         same = keys[lag:] == keys[:-lag]
         per_layer[l] = dict(p=p, se=se, mix=mix, excess=per_chain - mix_e,
-                            mx=chain_diagnostics(origin_series(same)),
-                            mx_excess=chain_diagnostics(origin_series(same) - mix_e))
+                            mx=chain_diagnostics(origin_series(same), layout="draw_chain"),
+                            mx_excess=chain_diagnostics(origin_series(same) - mix_e, layout="draw_chain"))
         curves[l] = (persistence_curve(keys), mix)
         rasters[l] = keys[:, 0, :20]
         frac = code_fractions(neuron_codes(run.samples[f"layer{l}"][-1].double().numpy()))

@@ -30,6 +30,7 @@ from richlazy.validate import Compared, Sizes, declare_case
 
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
 from ...recipes import (
+    READOUT_COVARIANCE_ROW,
     element_estimate,
     estimates_from_run,
     finite_width_rule,
@@ -64,18 +65,6 @@ _FIG3 = DeepLinearSize(L=3, N=200, P=200, N0=220, n_chains=4, T=0.005, n_steps=1
 SIZES = Sizes(quick=_FIG3, full=_FIG3)
 
 
-def _u_indices(run):
-    return [(r, r) for r in range(M)] + [(r, s) for r in range(M) for s in range(r + 1, M)]
-
-
-def _u_scale(run, r, s):
-    U = run.theory.sol.U
-    if r == s:
-        return {}
-    scale = float(np.sqrt(U[r, r] * U[s, s]))
-    return dict(scale=scale if abs(U[r, s]) < 1e-9 * scale else None)
-
-
 def _layer(l):
     """The class blocks of layer l's kernel (none where the network has fewer layers)."""
     def over(indices):
@@ -103,10 +92,7 @@ CASE = declare_case(
     theory=lambda ctx, cfg: _theory(ctx, cfg),
     simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
     compared=(
-        Compared(lambda run, r, s: f"U[{r},{s}]" + (" (readout variance)" if r == s else ""),
-                 theory=lambda run, r, s: run.theory.sol.U[r, s],
-                 estimate=lambda run, r, s: run.simulation.e("UA", r, s), rule=finite_width_rule,
-                 over=_u_indices, options=_u_scale),
+        READOUT_COVARIANCE_ROW,
         *(row for l in range(1, max(SIZES.quick.L, SIZES.full.L) + 1) for row in _layer(l)),
         Compared("training output f_{1}, class {0}", theory=lambda run, c, r: run.theory.Fc[c, r],
                  estimate=lambda run, c, r: run.simulation.e("Fc", c, r), rule=finite_width_rule,

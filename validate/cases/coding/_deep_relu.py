@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -43,33 +42,18 @@ from richlazy.validate import Compared, Sizes, compare, declare_case
 
 from ...codes import code_label, neuron_codes, top_k_active
 from ...observables import class_means
-from ...recipes import OUTLIER_THRESHOLD, deep_toy_setup, outlier_summary, sample_posterior
+from ...recipes import OUTLIER_THRESHOLD, DeepToySize, deep_toy_setup, outlier_summary, sample_posterior
 from ...stats import mean_se
 
 __all__ = ["SIZES", "strong_single_class_counts", "theory_outlier_summary"]
-
-
-@dataclass(frozen=True)
-class DeepReluSize:
-    L: int  # hidden layers (>= 2)
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
-    y_minus: float
-    T: float
-    dt: float
-    n_chains: int
-    n_steps: int
-    burn_in: int
-    thin: int
 
 
 # full: Fig. 3's ReLU configuration. Gibbs-HMC with the neuron rescaling moves from the prior
 # (exploration 2026-11-27: the strong neurons of every layer form by step 4 500; 30 000 steps x 4
 # chains took 676-721 s on one core). A full-suite case, whose quick entry is the same
 # configuration.
-_FIG3 = DeepReluSize(L=3, N=100, P=100, N0=120, y_minus=-0.5, T=0.01, dt=0.01, n_chains=4, n_steps=30_000,
-                     burn_in=6_000, thin=300)
+_FIG3 = DeepToySize(L=3, N=100, P=100, N0=120, y_minus=-0.5, T=0.01, dt=0.01, n_chains=4, n_steps=30_000,
+                    burn_in=6_000, thin=300)
 SIZES = Sizes(quick=_FIG3, full=_FIG3)
 K = 3  # classes (and outputs)
 #: relative tolerance of the outlier-only feature-layer theory (its error at L = 1 is 3.3 %)
@@ -181,9 +165,8 @@ def _run(ctx, cfg, task, spec, labels):
         return out
 
     _, run = sample_posterior(
-        spec, task.X, task.Y, T=cfg.T, sigma_a2=cfg.P ** (-1.0 / L), dt=cfg.dt,
-        n_chains=cfg.n_chains, n_steps=cfg.n_steps, burn_in=cfg.burn_in,
-        thin=cfg.thin, observe=observe, seed=ctx.child_seed(1), device=ctx.device,
+        spec, task.X, task.Y, sigma_a2=cfg.P ** (-1.0 / L), **cfg.chain_options(),
+        observe=observe, seed=ctx.child_seed(1), device=ctx.device,
         checkpoint_path=ctx.checkpoint_dir / "deep_relu.pt", progress=ctx.progress,
         desc=f"coding/deep-relu (L = {L})", sampler="gibbs-hmc")
     return run

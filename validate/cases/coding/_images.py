@@ -44,7 +44,7 @@ from richlazy.theory import (
     solve_relu_outliers,
     solve_sigmoid_general,
 )
-from richlazy.validate import Compared, Equilibration, Sizes, compare, declare_case
+from richlazy.validate import ChainBudget, Compared, Equilibration, Sizes, compare, declare_case
 
 from ...recipes import (
     NONLINEARITIES,
@@ -59,16 +59,10 @@ __all__ = ["LINEAR_SAMPLER", "SIZES"]
 
 
 @dataclass(frozen=True)
-class ImagesSize:
+class ImagesSize(ChainBudget):
     P: int  # training inputs
     N: int  # width
     n_test: int  # test inputs
-    n_chains: int
-    T: float
-    dt: float
-    n_steps: int  # the sigmoid and ReLU networks' ULA chains
-    burn_in: int
-    thin: int
     dataset: str
 
 

@@ -11,10 +11,11 @@ import numpy as np
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import ChainBudget, Compared, Sizes, declare_case
 
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
 from ...recipes import (
+    READOUT_COVARIANCE_ROW,
     element_estimate,
     estimates_from_run,
     finite_width_rule,
@@ -30,16 +31,10 @@ ALPHAS = (0.8, 0.5)  # overlaps of the two test inputs per class with their clas
 
 
 @dataclass(frozen=True)
-class LinearToySize:
+class LinearToySize(ChainBudget):
     N: int  # width
     P: int  # training inputs
     N0: int  # input dimension
-    n_chains: int
-    T: float  # rescaled temperature (the theory is solved at the same T)
-    dt: float  # step size (unused by the exact Gibbs sweep)
-    n_steps: int
-    burn_in: int
-    thin: int
     sampler: str
 
 
@@ -68,18 +63,6 @@ def _e(key):
     return lambda run, *idx: run.simulation.e(key, *idx)
 
 
-def _u_indices():
-    return [(r, r) for r in range(M)] + [(r, s) for r in range(M) for s in range(r + 1, M)]
-
-
-def _u_scale(run, r, s):
-    U = run.theory.sol.U
-    if r == s:
-        return {}
-    scale = float(np.sqrt(U[r, r] * U[s, s]))
-    return dict(scale=scale if abs(U[r, s]) < 1e-9 * scale else None)
-
-
 def _zero_scale(value, scale):
     """The absolute tolerance's scale where the theory value is analytically zero, else None."""
     return dict(scale=scale) if abs(value) <= 1e-12 else {}
@@ -98,9 +81,7 @@ CASE = declare_case(
     theory=lambda ctx, cfg: _theory(ctx, cfg),
     simulation=lambda ctx, cfg, th: _simulation(ctx, cfg, th),
     compared=(
-        Compared(lambda run, r, s: f"U[{r},{s}]" + (" (readout variance)" if r == s else ""),
-                 theory=lambda run, r, s: run.theory.sol.U[r, s], estimate=_e("UA"),
-                 rule=finite_width_rule, over=lambda run: _u_indices(), options=_u_scale),
+        READOUT_COVARIANCE_ROW,
         Compared("K_1 diagonal, class {0}", theory=lambda run, c: run.theory.Kd[c], estimate=_e("Kd"),
                  rule=finite_width_rule, over=_rows),
         Compared("K_1 block ({0},{1})", theory=lambda run, c, d: run.theory.Kb[c, d], estimate=_e("Kb"),
@@ -209,8 +190,8 @@ def _simulation(ctx, cfg, th):
     independent chains of each chain's variance: no chain diagnostics)."""
     spec = NetworkSpec(N0=cfg.N0, N=cfg.N, L=1, m=M, activation="linear", regime="nonlazy")
     _, run = sample_posterior(
-        spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=th.sigma_a2, dt=cfg.dt, n_chains=cfg.n_chains,
-        n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin, observe=_observer(th, cfg.N),
+        spec, th.task.X, th.task.Y, sigma_a2=th.sigma_a2, **cfg.chain_options(),
+        observe=_observer(th, cfg.N),
         seed=ctx.child_seed(1), device=ctx.device, dtype=torch.float64,
         checkpoint_path=ctx.checkpoint_dir / "chain.pt", progress=ctx.progress,
         desc="coding/linear-toy", sampler=cfg.sampler,

@@ -40,10 +40,12 @@ from richlazy.theory import (
 from richlazy.validate import Compared, Equilibration, Sizes, compare, declare_case
 
 from ...recipes import (
+    PERSISTENCE_TOL_NOTE,
     lagged_persistence,
     lagged_set_persistence,
     origin_series,
     persistence_curve,
+    persistence_rule,
     run_seeded,
     sample_posterior,
 )
@@ -79,15 +81,6 @@ ARMS = {
 }
 RATIOS = (0.5, 0.25, 0.25)
 _SIGN = "sign-pattern persistence"
-_TOL_NOTE = ("abs tolerance 3/N + 4 SE (finite-N corrections O(1/N)); SE = max(binomial over the "
-             "E*N neurons, chain-to-chain spread / sqrt(E))")
-
-
-def _persistence(run, name, theory, est, *, note, erg):
-    """A persistence (a fraction of neurons): absolute tolerance 4 SE + 3/N."""
-    p, se, mixing = est
-    return compare(name, theory, p, stderr=se, kind="abs", tol=4 * se + 3.0 / run.cfg.N, mixing=mixing,
-                   note=note, **erg)
 
 
 def _exceeds(run, name, theory, est, *, note, erg):
@@ -110,14 +103,16 @@ CASE = declare_case(
     compared=(
         Compared(lambda run: f"linear: {_SIGN} at lag {run.simulation.linear.lag_steps} steps",
                  theory=lambda run: run.theory.mix_lin, estimate=lambda run: run.simulation.linear.est,
-                 rule=_persistence, options=lambda run: dict(erg=_LINEAR, note=(
+                 rule=persistence_rule, options=lambda run: dict(erg=_LINEAR, note=(
                      "theory: mixing value sum_s p_s^2 of a ~ N(0, U) (U at the sampling T); "
-                     + _lag_note(run.theory.arms["linear"], run.simulation.linear.lag_steps) + _TOL_NOTE))),
+                     + _lag_note(run.theory.arms["linear"], run.simulation.linear.lag_steps)
+                     + PERSISTENCE_TOL_NOTE))),
         Compared(lambda run: f"sigmoid: {_SIGN} at lag {run.simulation.sigmoid.lag_steps} steps",
-                 theory=lambda run: 1.0, estimate=lambda run: run.simulation.sigmoid.est, rule=_persistence,
+                 theory=lambda run: 1.0, estimate=lambda run: run.simulation.sigmoid.est,
+                 rule=persistence_rule,
                  options=lambda run: dict(erg=_SIGMOID, note=(
                      f"theory: frozen codes (barriers O(P)); mixing value would be sum_gamma P_gamma^2 = "
-                     f"{run.theory.mix_sig:.3f}; " + _TOL_NOTE))),
+                     f"{run.theory.mix_sig:.3f}; " + PERSISTENCE_TOL_NOTE))),
         # a difference of two independent ensembles (different lengths): the worse diagnostics
         Compared("sigmoid minus linear persistence (symmetry breaking vs mixing)", theory=lambda run: 0.0,
                  estimate=lambda run: run.simulation.difference, rule=_exceeds,
@@ -126,10 +121,10 @@ CASE = declare_case(
                      "must exceed 10 SE"))),
         Compared(lambda run: (f"ReLU: identity persistence of the top-{run.theory.k} readouts at lag "
                               f"{run.simulation.relu.lag_steps} steps"),
-                 theory=lambda run: 1.0, estimate=lambda run: run.simulation.relu.est, rule=_persistence,
+                 theory=lambda run: 1.0, estimate=lambda run: run.simulation.relu.est, rule=persistence_rule,
                  options=lambda run: dict(erg=_RELU, note=(
                      f"theory: {run.theory.k} frozen outliers (readouts O(sqrt N)); exchangeable roles "
-                     f"would give k/N = {run.theory.k / run.cfg.N:.3f}; " + _TOL_NOTE))),
+                     f"would give k/N = {run.theory.k / run.cfg.N:.3f}; " + PERSISTENCE_TOL_NOTE))),
     ),
     figures=lambda run: _figure(run.ctx, run.simulation.curves, (run.simulation.relu.est[0],
                                                                  run.theory.k / run.cfg.N)),
@@ -236,7 +231,7 @@ def _sign_persistence(A, N, thin):
     keys = _sign_keys(A)
     lag = keys.shape[0] // 2
     p, se = fraction_se(lagged_persistence(keys, lag), keys.shape[1] * N)
-    mx = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]))
+    mx = chain_diagnostics(origin_series(keys[lag:] == keys[:-lag]), layout="draw_chain")
     return SimpleNamespace(est=(p, se, mx), lag_steps=lag * thin, curve=persistence_curve(keys))
 
 

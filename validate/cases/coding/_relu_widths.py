@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from richlazy.theory import input_kernel, solve_relu_block
-from richlazy.validate import Compared, Sizes, compare, declare_case
+from richlazy.validate import ChainBudget, Compared, Sizes, compare, declare_case
 
 from ...recipes import (
     CLASS_COVARIANCE,
@@ -52,17 +52,11 @@ SYSTEMATIC = 0.005
 
 
 @dataclass(frozen=True)
-class WidthsSize:
+class WidthsSize(ChainBudget):
     """coding/relu-correlated's seeded ensemble without its width (sampled at each of WIDTHS)."""
 
     P: int
     N0: int
-    T: float
-    dt: float
-    n_chains: int
-    n_steps: int
-    burn_in: int
-    thin: int
     amplitudes: tuple[float, ...]
     sampler: str
 
@@ -168,7 +162,8 @@ def _simulation(ctx, cfg, th):
         x_inf, se_inf, b, chi2 = fit_inverse_width(mean, se, WIDTHS)
         fits[idx] = SimpleNamespace(label=label, kind=kind, mean=mean, se=se, x_inf=x_inf, se_inf=se_inf,
                                     b=b, chi2=chi2,
-                                    mixing=worst_mixing(*(chain_diagnostics(s) for s in series)))
+                                    mixing=worst_mixing(*(chain_diagnostics(s, layout="draw_chain")
+                                                          for s in series)))
     return SimpleNamespace(fits=fits, runs=runs)
 
 

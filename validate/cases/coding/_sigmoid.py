@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, toy_class_targets
-from richlazy.validate import Compared, Sizes, declare_case
+from richlazy.validate import ChainBudget, Compared, Sizes, declare_case
 
 from ...codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
 from ...observables import class_means
@@ -30,16 +30,10 @@ RATIOS = (0.5, 0.25, 0.25)
 
 
 @dataclass(frozen=True)
-class SigmoidToySize:
+class SigmoidToySize(ChainBudget):
     N: int  # width
     P: int  # training inputs
     N0: int  # input dimension
-    n_chains: int
-    T: float
-    dt: float
-    n_steps: int
-    burn_in: int
-    thin: int
     y_minus: float
 
 
@@ -182,8 +176,7 @@ def _simulation(ctx, cfg, th):
 
     spec = NetworkSpec(N0=cfg.N0, N=cfg.N, L=1, m=M, activation="sigmoid_erf", regime="nonlazy")
     post, run = sample_posterior(
-        spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=1.0 / cfg.P, dt=cfg.dt, n_chains=cfg.n_chains,
-        n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin, observe=observe,
+        spec, th.task.X, th.task.Y, sigma_a2=1.0 / cfg.P, **cfg.chain_options(), observe=observe,
         seed=ctx.child_seed(1), device=ctx.device, checkpoint_path=ctx.checkpoint_dir / "chain.pt",
         progress=ctx.progress, desc="coding/sigmoid-toy",
         anneal_from=smp.get("anneal_from"), anneal_steps=smp.get("anneal_steps", 0),

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.validate import Compared, Sizes, compare, declare_case
+from richlazy.validate import ChainBudget, Compared, Sizes, compare, declare_case
 
 from ...recipes import sample_posterior
 from ...richness import dlr
@@ -19,16 +19,10 @@ from ...stats import batch_means, chain_diagnostics
 
 
 @dataclass(frozen=True)
-class PosteriorSize:
+class PosteriorSize(ChainBudget):
     N: int  # width
     P: int  # training inputs
     N0: int  # input dimension
-    n_chains: int
-    T: float  # rescaled temperature
-    dt: float  # step size (unused by the exact Gibbs sweep)
-    n_steps: int
-    burn_in: int
-    thin: int
     sampler: str
 
 
@@ -178,8 +172,7 @@ def _simulation(ctx, cfg, th):
     for regime, s2, stream in (("nonlazy", 1.0 / cfg.P, 11), ("lazy", 1.0, 12)):
         spec = NetworkSpec(N0=cfg.N0, N=cfg.N, L=1, m=3, activation="linear", regime=regime)
         _, run = sample_posterior(
-            spec, th.task.X, th.task.Y, T=cfg.T, sigma_a2=s2, dt=cfg.dt, n_chains=cfg.n_chains,
-            n_steps=cfg.n_steps, burn_in=cfg.burn_in, thin=cfg.thin, observe=_observe,
+            spec, th.task.X, th.task.Y, sigma_a2=s2, **cfg.chain_options(), observe=_observe,
             seed=ctx.child_seed(stream), device=ctx.device,
             checkpoint_path=ctx.checkpoint_dir / f"{regime}.pt", progress=ctx.progress,
             desc=f"richness/posterior ({regime})", sampler=cfg.sampler,
@@ -187,7 +180,8 @@ def _simulation(ctx, cfg, th):
         runs[regime] = run.samples["dlr"].double().numpy()  # (S, E)
         if regime == "nonlazy":
             Ks, Fs = run.samples["K"].double().numpy(), run.samples["F"].double().numpy()
-            mean_kernel = (*_jackknife_dlr(Ks, Fs), chain_diagnostics(dlr_linear_series(Ks, Fs)))
+            mean_kernel = (*_jackknife_dlr(Ks, Fs),
+                           chain_diagnostics(dlr_linear_series(Ks, Fs), layout="draw_chain"))
             del Ks, Fs
     nl, nl_se = batch_means(runs["nonlazy"])
     lz, lz_se = batch_means(runs["lazy"])
