@@ -50,6 +50,7 @@ from ._images import (
     random_class_triple,
 )
 from ._linear import READOUT_COVARIANCE_ROW, compare_linear, element_estimate, finite_width_rule
+from ._network_size import NetworkSize
 from ._persistence import (
     PERSISTENCE_TOL_NOTE,
     lagged_persistence,
@@ -77,6 +78,8 @@ __all__ = [
     "linearised_series", "plot_heatmap", "readout_histograms", "sample_posterior",
     # deep networks on the toy task
     "DEEP_TOY_RATIOS", "DeepToySize", "deep_toy_setup",
+    # the size of a sampled network (the base of the sampling cases' sizes)
+    "NetworkSize",
     "FEATURE_FROZEN", "LOWER_CONDITIONED", "LOWER_MIXING", "NOT_ANNEALED", "layer_code_keys",
     "theory_class_codes",
     # seed 002 erf ensembles

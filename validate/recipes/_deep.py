@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 
-from ..core._declaration import ChainBudget
+from ._network_size import NetworkSize
 
 __all__ = ["DEEP_TOY_RATIOS", "DeepToySize", "deep_toy_setup"]
 
@@ -19,14 +19,11 @@ DEEP_TOY_RATIOS = (0.5, 0.25, 0.25)
 
 
 @dataclass(frozen=True)
-class DeepToySize(ChainBudget):
+class DeepToySize(NetworkSize):
     """The sizes of a deep network sampled on the toy task (``coding/deep-sigmoid``,
     ``coding/deep-relu``): the chain budget, then the network and task."""
 
     L: int  # hidden layers (>= 2)
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
     y_minus: float  # target of the other classes (y+ = 1)
 
 

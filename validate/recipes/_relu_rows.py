@@ -18,8 +18,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..core._compare import compare
-from ..core._declaration import ChainBudget, Compared, Sizes
+from ..core._declaration import Compared, Sizes
 from ..stats import chain_se
+from ._network_size import NetworkSize
 from ._relu import OUTLIER_THRESHOLD, RELU_TOY_SIZES, seeded_relu_samples
 from ._relu_comparison import (
     _BULK,
@@ -34,13 +35,10 @@ __all__ = ["RELU_ROWS", "RELU_SIZES", "ReluToySize", "relu_figures", "relu_notes
 
 
 @dataclass(frozen=True)
-class ReluToySize(ChainBudget):
+class ReluToySize(NetworkSize):
     """The sizes of ``coding/relu-toy`` (:data:`RELU_TOY_SIZES`), typed; a sampler the size
     does not name is ULA."""
 
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
     prior_chains: int  # the prior-initialised ensemble (documented, not compared)
     prior_steps: int
     prior_thin: int

@@ -11,11 +11,12 @@ import numpy as np
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.validate import ChainBudget, Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...observables import class_block_means, class_means, layer_kernels, readout_second_moment
 from ...recipes import (
     READOUT_COVARIANCE_ROW,
+    NetworkSize,
     element_estimate,
     estimates_from_run,
     finite_width_rule,
@@ -31,10 +32,7 @@ ALPHAS = (0.8, 0.5)  # overlaps of the two test inputs per class with their clas
 
 
 @dataclass(frozen=True)
-class LinearToySize(ChainBudget):
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
+class LinearToySize(NetworkSize):
     sampler: str
 
 

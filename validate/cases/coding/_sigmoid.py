@@ -8,11 +8,12 @@ from types import SimpleNamespace
 import numpy as np
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import solve_sigmoid_toy, solve_sigmoid_toy_populations, toy_class_targets
-from richlazy.validate import ChainBudget, Compared, Sizes, declare_case
+from richlazy.validate import Compared, Sizes, declare_case
 
 from ...codes import class_mean_activations, code_fractions, code_label, code_persistence, neuron_codes
 from ...observables import class_means
 from ...recipes import (
+    NetworkSize,
     code_fraction_estimate,
     code_readout_estimate,
     code_readout_indices,
@@ -30,10 +31,7 @@ RATIOS = (0.5, 0.25, 0.25)
 
 
 @dataclass(frozen=True)
-class SigmoidToySize(ChainBudget):
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
+class SigmoidToySize(NetworkSize):
     y_minus: float
 
 

@@ -11,18 +11,15 @@ import numpy as np
 import torch
 from richlazy.simulate import NetworkSpec, orthogonal_toy_task
 from richlazy.theory import input_kernel, solve_linear_network
-from richlazy.validate import ChainBudget, Compared, Sizes, compare, declare_case
+from richlazy.validate import Compared, Sizes, compare, declare_case
 
-from ...recipes import sample_posterior
+from ...recipes import NetworkSize, sample_posterior
 from ...richness import dlr
 from ...stats import batch_means, chain_diagnostics
 
 
 @dataclass(frozen=True)
-class PosteriorSize(ChainBudget):
-    N: int  # width
-    P: int  # training inputs
-    N0: int  # input dimension
+class PosteriorSize(NetworkSize):
     sampler: str
 
 
