@@ -25,8 +25,9 @@ def add_parser(sub) -> None:
                         "cases that draw it")
     r.add_argument("--markdown", action="store_true", help="with --list: as Markdown tables")
     r.add_argument("--size", choices=("quick", "paper"), default="quick",
-                   help="quick: the quick suite's sizes (minutes on a CPU); paper: the full suite's "
-                        "(meant for a GPU) (default quick)")
+                   help="quick: the quick suite's sizes (minutes on a CPU; a case of the full suite "
+                        "only runs at the quick sizes it declares); paper: the full suite's (meant "
+                        "for a GPU) (default quick)")
     r.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="torch device for the simulations (auto = CUDA when available)")
     r.add_argument("--out", metavar="DIR", default=None,
