@@ -352,9 +352,9 @@ def _preprocess(Xtr, Xte, shape, name, *, downsample, center, unit_norm):
             raise ValueError(f"downsample={downsample} must divide the image shape {shape} of {name}")
         shape = (h // downsample, w // downsample)
         Xtr, Xte = (
-            M.reshape(-1, shape[0], downsample, shape[1], downsample)
+            M.reshape(M.shape[0], shape[0], downsample, shape[1], downsample)
             .mean(axis=(2, 4))
-            .reshape(M.shape[0], -1)
+            .reshape(M.shape[0], shape[0] * shape[1])
             for M in (Xtr, Xte)
         )
         steps.append(f"{downsample}x{downsample} average pooling to {shape[0]}x{shape[1]}")
