@@ -157,6 +157,24 @@ def test_networks_the_move_does_not_cover_are_refused():
         sample_neuron_codes(wide, wide.sample_prior(1, generator=g), generator=g)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_orthogonal_inputs_are_recognised_in_either_precision(dtype):
+    """The toy task's inputs are orthogonal in float32 too (the QR's off-diagonal rounding is a
+    few eps there), so the code move accepts a float32 posterior; inputs with an overlap of 1e-3
+    are not orthogonal in either precision."""
+    task = orthogonal_toy_task(20, 24, ratios=(0.5, 0.5), seed=2)
+    spec = NetworkSpec(N0=24, N=3, L=1, m=2, activation="sigmoid_erf")
+    post = NetworkPosterior(spec, task.X, task.Y, T=0.1, sigma_a2=1.0, project_inputs=True, dtype=dtype)
+    assert post.orthogonal_inputs
+    g = make_generator(0, "cpu")
+    th, _ = sample_neuron_codes(post, post.sample_prior(2, generator=g), generator=g)
+    assert th.dtype == dtype and bool(torch.isfinite(th).all())
+    X = np.array(task.X, dtype=float)
+    X[:, 1] += 1e-3 * np.linalg.norm(X[:, 1]) * X[:, 0] / np.linalg.norm(X[:, 0])
+    skew = NetworkPosterior(spec, X, task.Y, T=0.1, sigma_a2=1.0, project_inputs=True, dtype=dtype)
+    assert skew.projected and not skew.orthogonal_inputs
+
+
 def test_checkpoint_resume_of_code_sweeps_is_bit_exact(tmp_path):
     from dataclasses import replace
 
