@@ -6,7 +6,8 @@ A declared case states, on one screen,
   annotated fields are the case's typed parameters (checked when the case is declared); a case
   that samples with :func:`~richlazy.validate.recipes.sample_posterior` extends
   :class:`ChainBudget`, the sampler's temperature, step and run lengths;
-* its **theory**: ``theory(ctx, cfg) -> object``, the solver calls;
+* its **theory**: ``theory(ctx, cfg) -> object``, the solver calls (left out when the theory
+  values are stated in the rows or computed with the simulation: ``run.theory`` is then None);
 * its **simulation**: ``simulation(ctx, cfg, theory) -> object``, the sampler or trainer run
   (usually a recipe of :mod:`richlazy.validate.recipes`);
 * its **compared quantities**: a tuple of :class:`Compared` rows, each a name, the theory value,
@@ -192,6 +193,12 @@ def _nothing(run):
     return None
 
 
+def no_theory(ctx, cfg):
+    """The theory stage of a case whose theory values are stated in its compared rows (a sign or
+    a constant, e.g. "the slope is 0") or computed with its simulation: none (``None``)."""
+    return None
+
+
 @dataclass(frozen=True)
 class CaseDeclaration:
     """A validation case stated as data (see the module docstring); callable as the registered
@@ -230,9 +237,10 @@ class CaseDeclaration:
                            notes=self.notes(run) or "")
 
 
-def declare_case(name: str, *, description: str, sizes: Sizes, theory: Callable, simulation: Callable,
-                 compared: tuple[Compared, ...], figures: Callable = _nothing, notes: Callable = _nothing,
-                 params: Callable = _nothing, suites: tuple[str, ...] = SUITES) -> CaseDeclaration:
+def declare_case(name: str, *, description: str, sizes: Sizes, theory: Callable = no_theory,
+                 simulation: Callable, compared: tuple[Compared, ...], figures: Callable = _nothing,
+                 notes: Callable = _nothing, params: Callable = _nothing,
+                 suites: tuple[str, ...] = SUITES) -> CaseDeclaration:
     """Declare and register the validation case ``name`` (see the module docstring); returns the
     :class:`CaseDeclaration`. The case's checkpoints are keyed by the source file of the module
     that calls this (as for :func:`~richlazy.validate.register_case`)."""

@@ -127,6 +127,20 @@ def test_a_declared_case_runs_through_the_suite_runner(scratch_registry, tmp_pat
     assert all(math.isfinite(q.simulation) for q in out.quantities)
 
 
+def test_a_case_without_a_theory_stage_sees_none(scratch_registry, tmp_path):
+    """theory left out: the simulation and the rows get run.theory = None."""
+    seen = []
+    decl = declare_case(
+        "coding/declared-no-theory", description="no theory stage", sizes=Sizes(quick=QUICK, full=FULL),
+        simulation=lambda ctx, cfg, th: seen.append(th) or (0.001, 0.01),
+        compared=(Compared("slope", theory=lambda run: 0.0 if run.theory is None else 1.0,
+                           estimate=lambda run: run.simulation, rule=_rule),))
+    ctx = CaseContext(size="quick", device="cpu", seed=0, out_dir=tmp_path, checkpoint_dir=tmp_path,
+                      name="coding/declared-no-theory")
+    (q,) = decl(ctx).quantities
+    assert seen == [None] and q.theory == 0.0 and q.passed
+
+
 def test_a_declaration_is_checked_when_declared(scratch_registry):
     with pytest.raises(TypeError, match="non-empty tuple of Compared"):
         _declare("coding/declared-bad", compared=())

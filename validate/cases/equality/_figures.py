@@ -74,7 +74,6 @@ PHASE_DIAGRAM = declare_case(
                 "(accuracy 0.75) fitted as L* ∝ d^b vs the NTK bound's b = 2 (App. D), and rich "
                 "accuracy independent of d; richlazy's protocol (quick) and both protocols (full)",
     sizes=PHASE_SIZES,
-    theory=lambda ctx, cfg: None,
     simulation=lambda ctx, cfg, th: _phase_simulation(ctx, cfg),
     compared=(
         # per protocol: the lazy boundary exponent, then the rich accuracy's slope in d

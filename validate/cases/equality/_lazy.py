@@ -79,12 +79,19 @@ ACTIVATION_SIZES = Sizes(
 )
 _D_EXPONENTS = (("with 1/sqrt(d)", 0.0), ("without 1/sqrt(d)", -0.5))  # App. F: d^0 and d^-1/2
 
+
+def _rich_eq3(ctx, cfg):
+    """The theory stage of the dimension and NTK cases: the rich accuracy of Eq. (3) at cfg.L,
+    drawn as the reference line of their figures."""
+    return SimpleNamespace(eq3=float(rich_accuracy(cfg.L)))
+
+
 DIMENSION = declare_case(
     "equality/dimension-dependence",
     description="rich vs lazy SD accuracy vs input dimension at fixed L (Fig. 1f); lazy network vs "
                 "the infinite-width NTK machine (App. D)",
     sizes=DIMENSION_SIZES,
-    theory=lambda ctx, cfg: SimpleNamespace(eq3=float(rich_accuracy(cfg.L))),
+    theory=_rich_eq3,
     simulation=lambda ctx, cfg, th: _dimension_simulation(ctx, cfg),
     compared=(
         Compared("rich: slope of best accuracy per doubling of d", theory=lambda run: 0.0,
@@ -112,7 +119,7 @@ NTK_VS_LAZY = declare_case(
     description="lazy (γ=1e-5/√d) networks of growing width vs the infinite-width NTK machine and "
                 "NTK ridgeless regression on the SD task (App. D)",
     sizes=NTK_SIZES,
-    theory=lambda ctx, cfg: SimpleNamespace(eq3=float(rich_accuracy(cfg.L))),
+    theory=_rich_eq3,
     simulation=lambda ctx, cfg, th: _ntk_simulation(ctx, cfg),
     compared=(
         Compared(lambda run: (f"NTK-machine minus lazy-network accuracy gap shrinks from "
@@ -139,7 +146,6 @@ ACTIVATION_CHANGE = declare_case(
     description="relative activation change ∝ γ, independent of d with the 1/√d output factor and "
                 "∝ 1/√d without it (App. F, Fig. F1)",
     sizes=ACTIVATION_SIZES,
-    theory=lambda ctx, cfg: None,
     simulation=lambda ctx, cfg, th: _activation_simulation(ctx, cfg),
     compared=(
         Compared(lambda run: f"slope of log activation change vs log gamma (d={run.cfg.ds[0]})",

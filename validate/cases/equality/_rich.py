@@ -119,7 +119,6 @@ ALIGNMENT = declare_case(
                 "the readout-weighted alignment of all units stays at +-0.92 vs the max-margin "
                 "+-1 (open disagreement, see docs/equality.md).",
     sizes=ALIGNMENT_SIZES,
-    theory=lambda ctx, cfg: None,
     simulation=lambda ctx, cfg, th: _alignment_simulation(ctx, cfg),
     compared=(
         Compared(lambda run: f"rich L={run.cfg.L_big}: |a|-weighted alignment of ΔW halves, a>0 units",

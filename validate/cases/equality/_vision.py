@@ -52,7 +52,6 @@ CASE = declare_case(
     description="PSVRT and Pentomino same-different: rich vs lazy accuracy vs the number of "
                 "training patterns / shapes (Fig. 3b, 3e)",
     sizes=SIZES,
-    theory=lambda ctx, cfg: None,
     simulation=lambda ctx, cfg, th: _simulation(ctx, cfg),
     compared=(
         # the claim holds at every n: average the paired rich-lazy gap over the n grid per seed

@@ -185,12 +185,8 @@ def _mc_check(run):
 _CGF_WHICH = ("exact saddle", "eq.(36) saddle")
 
 
-def _no_theory(ctx, cfg):
-    """No separate theory stage: the saddle points (ldt_two_layer_erf) are computed with the
-    sampling in :func:`_simulate`, whose importance sampler uses the exact tilt as proposal."""
-    return None
-
-
+# No separate theory stage in the cases below: the saddle points (ldt_two_layer_erf) are computed
+# with the sampling in _simulate, whose importance sampler uses the exact tilt as proposal.
 CASE = declare_case(
     "ldt/prior-rate",
     description=(
@@ -204,7 +200,6 @@ CASE = declare_case(
     ),
     suites=("quick", "full"),
     sizes=SIZES,
-    theory=_no_theory,
     simulation=lambda ctx, cfg, th: _simulate(ctx, cfg),
     compared=(
         *(row for label, _ in _SCALINGS for row in _exact_rows(label)),
@@ -241,7 +236,6 @@ CASE_EQ36 = declare_case(
     ),
     suites=("full",),
     sizes=SIZES,
-    theory=_no_theory,
     simulation=lambda ctx, cfg, th: _simulate(ctx, cfg),
     compared=(
         *(row for label, _ in _SCALINGS for row in _eq36_rows(label)),

@@ -58,7 +58,6 @@ CASE = declare_case(
     ),
     suites=("full",),
     sizes=SIZES,
-    theory=lambda ctx, cfg: None,
     simulation=lambda ctx, cfg, th: _simulation(ctx, cfg),
     compared=(
         Compared(lambda run: f"D_LR(lazy gamma) - D_LR(gamma={_g(run, -1):.3g}) > 0",

@@ -95,10 +95,6 @@ MP_SIZES = Sizes(quick=MPSize(shapes_C_m_p=((3, 20, 8), (5, 12, 16), (10, 8, 40)
                              instances_per_shape=4))
 
 
-def _no_theory(ctx, cfg):
-    return None
-
-
 def _zero(run, *index):
     return 0.0
 
@@ -120,7 +116,6 @@ case_target_scale = declare_case(
     description="D_LR rises with the target downscale α (y -> y/α makes training lazier; "
     "seed 004 Table 2) for ReLU MLP ensembles on Fashion-MNIST (digits fallback)",
     sizes=TARGET_SCALE_SIZES,
-    theory=_no_theory,
     simulation=lambda ctx, cfg, th: _target_scale_sim(ctx, cfg),
     compared=(
         Compared(lambda run: f"D_LR(α={_ts_alphas(run)[-1]:g}) − D_LR(α={_ts_alphas(run)[0]:g})",
@@ -150,7 +145,6 @@ case_last_layer_vs_full = declare_case(
     description="last-layer-only training (lazy) has higher D_LR than full backprop (rich) "
     "from the same initialisation (seed 004 Table 3, Fig. 16)",
     sizes=SIZES,
-    theory=_no_theory,
     simulation=lambda ctx, cfg, th: _last_layer_sim(ctx, cfg),
     compared=(
         Compared("D_LR(last layer only) − D_LR(full backprop)", theory=_zero,
@@ -198,7 +192,6 @@ case_nc_min_projection = declare_case(
     description="constructed minimum-projection operators satisfy NC1 and NC2 (seed 004 "
     "Props. 1-2, eq. 56) and have D_LR = 0, D_eff = C; near-MP scaling laws",
     sizes=MP_SIZES,
-    theory=_no_theory,
     simulation=lambda ctx, cfg, th: _mp_sim(ctx, cfg),
     compared=(
         Compared(lambda run, i: _MP_EXACT[i][1], theory=_zero,
